@@ -1,0 +1,107 @@
+"""Clone lineage: where a table came from, what was cloned from it, and which files each shares."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass, field
+
+from lakeclone.catalog.store import Catalog, TableEntry
+from lakeclone.delta.log import DeltaLog
+
+
+@dataclass(frozen=True)
+class LineageNode:
+    """One table in a lineage graph.
+
+    Attributes:
+        name: ``DB.SCHEMA.TABLE``.
+        kind: ``TABLE`` for an original, ``SHALLOW CLONE`` or ``DEEP CLONE``.
+        source_id: the table it was cloned from, if any.
+        source_version: the source's version it was cloned at.
+        version: its own current version (None once its log is gone).
+        files_owned / bytes_owned: current files stored in its own folder.
+        files_shared / bytes_shared: current files it references in another table's folder.
+    """
+
+    id: str
+    name: str
+    kind: str
+    created_at: dt.datetime
+    dropped_at: dt.datetime | None
+    source_id: str | None
+    source_version: int | None
+    version: int | None
+    files_owned: int
+    bytes_owned: int
+    files_shared: int
+    bytes_shared: int
+
+
+@dataclass
+class Lineage:
+    """The chain of sources above a table and the tree of clones below it."""
+
+    root: str
+    nodes: dict[str, LineageNode] = field(default_factory=dict)
+
+    @property
+    def edges(self) -> list[tuple[str, str, int | None]]:
+        """(source id, clone id, source version) for every clone in the graph."""
+        return [
+            (n.source_id, n.id, n.source_version)
+            for n in self.nodes.values()
+            if n.source_id is not None and n.source_id in self.nodes
+        ]
+
+    def node(self, name: str) -> LineageNode:
+        for node in self.nodes.values():
+            if node.name == name:
+                return node
+        raise KeyError(name)
+
+
+def lineage(catalog: Catalog, table: TableEntry) -> Lineage:
+    """The lineage graph around ``table``: its ancestors and all its descendants."""
+    graph = Lineage(root=table.id)
+    ancestor: TableEntry | None = table
+    while ancestor is not None and ancestor.id not in graph.nodes:
+        graph.nodes[ancestor.id] = _node(ancestor)
+        ancestor = catalog.table_by_id(ancestor.source_id) if ancestor.source_id else None
+    pending = [table.id]
+    while pending:
+        for clone in catalog.clones_of(pending.pop()):
+            if clone.id not in graph.nodes:
+                graph.nodes[clone.id] = _node(clone)
+                pending.append(clone.id)
+    return graph
+
+
+def _node(table: TableEntry) -> LineageNode:
+    log = DeltaLog(table.location)
+    owned = shared = owned_bytes = shared_bytes = 0
+    version = None
+    if log.exists():
+        snapshot = log.snapshot()
+        version = snapshot.version
+        folder = os.path.join(os.path.abspath(table.location), "")
+        for file in snapshot.files:
+            if file.local_path.startswith(folder):
+                owned, owned_bytes = owned + 1, owned_bytes + file.size
+            else:
+                shared, shared_bytes = shared + 1, shared_bytes + file.size
+    kind = f"{table.clone_kind} CLONE" if table.clone_kind else "TABLE"
+    return LineageNode(
+        id=table.id,
+        name=table.qualified,
+        kind=kind,
+        created_at=table.created_at,
+        dropped_at=table.dropped_at,
+        source_id=table.source_id,
+        source_version=table.source_version,
+        version=version,
+        files_owned=owned,
+        bytes_owned=owned_bytes,
+        files_shared=shared,
+        bytes_shared=shared_bytes,
+    )

@@ -1,0 +1,7 @@
+"""lsql, lakeclone's SQL dialect: Snowflake SQL plus Delta Lake's clone and maintenance syntax."""
+
+from __future__ import annotations
+
+from lakeclone.dialect.lsql import Lsql, ParsedStatement, parse
+
+__all__ = ["Lsql", "ParsedStatement", "parse"]

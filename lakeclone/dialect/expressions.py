@@ -1,0 +1,92 @@
+"""Syntax-tree nodes for the lsql statements that sqlglot has no node for.
+
+Each node is a plain :class:`sqlglot.exp.Expression`: ``arg_types`` names its
+arguments and marks the required ones, so the parser validates what it builds
+and the generator in :mod:`lakeclone.dialect.lsql` turns every node back into text.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+
+class LsqlClone(exp.Clone):
+    """The ``CLONE`` source of a ``CREATE``, for both Snowflake and Delta Lake syntax.
+
+    Snowflake's ``CLONE s`` is a zero-copy clone (neither flag set), Delta's
+    ``SHALLOW CLONE`` sets ``shallow`` and ``DEEP CLONE`` sets ``deep``. ``this``
+    is the source table; its ``when`` (``AT``/``BEFORE``) or ``version``
+    (``VERSION AS OF``/``TIMESTAMP AS OF``) argument pins the point in time.
+    """
+
+    arg_types = {**exp.Clone.arg_types, "deep": False}
+
+
+class DescribeHistory(exp.Expression):
+    """``DESCRIBE HISTORY t [LIMIT n]``: ``this`` is the table, ``limit`` a number literal."""
+
+    arg_types = {"this": True, "limit": False}
+
+
+class DescribeDetail(exp.Expression):
+    """``DESCRIBE DETAIL t``: ``this`` is the table."""
+
+    arg_types = {"this": True}
+
+
+class ShowParameters(exp.Expression):
+    """``SHOW PARAMETERS [LIKE 'pat'] [IN {TABLE | SCHEMA | DATABASE} name]``.
+
+    ``kind`` is ``"TABLE"``, ``"SCHEMA"``, ``"DATABASE"`` or absent; ``this`` is
+    the named object as a table reference (a schema's database, if given, in
+    ``db``) and ``like`` the pattern literal.
+    """
+
+    arg_types = {"this": False, "kind": False, "like": False}
+
+
+class SetParameters(exp.Expression):
+    """``ALTER {DATABASE | SCHEMA | TABLE} [IF EXISTS] name SET K = v [K2 = v2 ...]``.
+
+    ``expressions`` are :class:`sqlglot.exp.Property` nodes whose ``this`` is the
+    upper-cased parameter name as a :class:`sqlglot.exp.Var` and whose ``value``
+    is a number, string or boolean literal.
+    """
+
+    arg_types = {"this": True, "kind": True, "exists": False, "expressions": True}
+
+
+class UnsetParameters(exp.Expression):
+    """``ALTER {DATABASE | SCHEMA | TABLE} [IF EXISTS] name UNSET K [, K2 ...]``.
+
+    ``expressions`` are the upper-cased parameter names as :class:`sqlglot.exp.Var`.
+    """
+
+    arg_types = {"this": True, "kind": True, "exists": False, "expressions": True}
+
+
+class AlterRecluster(exp.Expression):
+    """``ALTER TABLE [IF EXISTS] t {SUSPEND | RESUME} RECLUSTER``."""
+
+    arg_types = {"this": True, "exists": False, "suspend": False}
+
+
+class AlterClustering(exp.Expression):
+    """``ALTER TABLE [IF EXISTS] t CLUSTER BY (a, b)`` or ``... DROP CLUSTERING KEY``.
+
+    ``expressions`` holds the clustering columns; it is empty when the key is dropped.
+    """
+
+    arg_types = {"this": True, "exists": False, "expressions": False}
+
+
+class Vacuum(exp.Expression):
+    """``VACUUM t [RETAIN n HOURS] [DRY RUN]``: ``retain`` is the hours as a number literal."""
+
+    arg_types = {"this": True, "retain": False, "dry_run": False}
+
+
+class Optimize(exp.Expression):
+    """``OPTIMIZE t``: compacts the table's small files."""
+
+    arg_types = {"this": True}

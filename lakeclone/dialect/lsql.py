@@ -1,0 +1,466 @@
+"""lsql: Snowflake SQL plus the Delta Lake statements lakeclone runs.
+
+The dialect extends sqlglot's Snowflake dialect through sqlglot's own dispatch
+tables. :func:`parse` is the entry point for the engine: it splits a script
+into statements, parses each one strictly (no silent fallback to
+``exp.Command``) and reports errors the way Snowflake words them.
+"""
+
+from __future__ import annotations
+
+import typing as t
+from dataclasses import dataclass
+
+from sqlglot import exp
+from sqlglot.dialects.snowflake import Snowflake
+from sqlglot.errors import ParseError, SqlglotError, TokenError
+from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
+from sqlglot.parser import SENTINEL_NONE
+from sqlglot.tokens import Token, TokenType
+from sqlglot.trie import new_trie
+
+from lakeclone.dialect.expressions import (
+    AlterClustering,
+    AlterRecluster,
+    DescribeDetail,
+    DescribeHistory,
+    LsqlClone,
+    Optimize,
+    SetParameters,
+    ShowParameters,
+    UnsetParameters,
+    Vacuum,
+)
+from lakeclone.errors import SqlCompilationError, SqlSyntaxError, UnsupportedStatementError
+
+# Parses the action of an ALTER after the object name; gets the object's
+# ``this``, ``kind`` and ``exists`` and returns None to leave it to sqlglot.
+AlterActionParser = t.Callable[["LsqlParser", dict[str, t.Any]], t.Optional[exp.Expression]]
+
+_PARAMETER_ACTIONS: dict[str, AlterActionParser] = {
+    "SET": lambda self, target: self._parse_set_parameters(target),
+    "UNSET": lambda self, target: self.expression(
+        UnsetParameters(**target, expressions=self._parse_csv(self._parse_parameter_name))
+    ),
+}
+
+_TABLE_ACTIONS: dict[str, AlterActionParser] = {
+    **_PARAMETER_ACTIONS,
+    "SUSPEND RECLUSTER": lambda self, target: self.expression(
+        AlterRecluster(this=target["this"], exists=target["exists"], suspend=True)
+    ),
+    "RESUME RECLUSTER": lambda self, target: self.expression(
+        AlterRecluster(this=target["this"], exists=target["exists"], suspend=False)
+    ),
+    "CLUSTER BY": lambda self, target: self.expression(
+        AlterClustering(
+            this=target["this"],
+            exists=target["exists"],
+            expressions=self._parse_wrapped_csv(self._parse_column),
+        )
+    ),
+    "DROP CLUSTERING KEY": lambda self, target: self.expression(
+        AlterClustering(this=target["this"], exists=target["exists"], expressions=[])
+    ),
+}
+
+# sqlglot parses ALTER TABLE ... RENAME TO but not the same for schemas and
+# databases; lsql gives them the very node sqlglot builds for tables.
+_CONTAINER_ACTIONS: dict[str, AlterActionParser] = {
+    **_PARAMETER_ACTIONS,
+    "RENAME TO": lambda self, target: self.expression(
+        exp.Alter(**target, actions=[exp.AlterRename(this=self._parse_table_parts())])
+    ),
+}
+
+
+class LsqlParser(Snowflake.Parser):
+    """Snowflake's parser with lsql's statements and a strict statement grammar."""
+
+    # Statements whose keyword is a plain word rather than a token type.
+    WORD_STATEMENT_PARSERS: t.ClassVar[dict[str, t.Callable[[LsqlParser], exp.Expression]]] = {
+        "OPTIMIZE": lambda self: self.expression(Optimize(this=self._parse_table_parts())),
+        "VACUUM": lambda self: self._parse_vacuum(),
+    }
+
+    # Besides STATEMENT_PARSERS and commands, only a query may start a statement:
+    # Snowflake rejects a bare expression such as `SELEC 1` at its first word.
+    QUERY_START_TOKENS: t.ClassVar = {TokenType.SELECT, TokenType.WITH, TokenType.L_PAREN}
+
+    DESCRIBE_PARSERS: t.ClassVar[dict[str, t.Callable[[LsqlParser], exp.Expression]]] = {
+        "DETAIL": lambda self: self.expression(DescribeDetail(this=self._parse_table_parts())),
+        "HISTORY": lambda self: self._parse_describe_history(),
+    }
+
+    SHOW_PARSERS = {
+        **Snowflake.Parser.SHOW_PARSERS,
+        "PARAMETERS": lambda self: self._parse_show_parameters(),
+    }
+    SHOW_TRIE = new_trie(key.split(" ") for key in SHOW_PARSERS)
+
+    SHOW_PARAMETERS_SCOPES: t.ClassVar = {TokenType.TABLE, TokenType.SCHEMA, TokenType.DATABASE}
+
+    ALTER_ACTION_PARSERS: t.ClassVar[dict[TokenType, dict[str, AlterActionParser]]] = {
+        TokenType.TABLE: _TABLE_ACTIONS,
+        TokenType.SCHEMA: _CONTAINER_ACTIONS,
+        TokenType.DATABASE: _CONTAINER_ACTIONS,
+    }
+    ALTER_ACTION_TRIES: t.ClassVar = {
+        kind: new_trie(key.split(" ") for key in parsers)
+        for kind, parsers in ALTER_ACTION_PARSERS.items()
+    }
+
+    CLONABLES: t.ClassVar = {TokenType.TABLE, TokenType.SCHEMA, TokenType.DATABASE}
+
+    PARAMETER_VALUE_TOKENS: t.ClassVar = {
+        TokenType.NUMBER,
+        TokenType.STRING,
+        TokenType.TRUE,
+        TokenType.FALSE,
+    }
+
+    def raise_error(self, message: str, token: Token = SENTINEL_NONE) -> None:
+        """Report an error, at the end of the statement when it stops short.
+
+        sqlglot blames the last token of a statement that ends too early;
+        Snowflake blames what follows it. A zero-width end-of-statement token
+        just past the last one stands for that, and :func:`parse` names it.
+        """
+        if not token and not self._curr and self._prev:
+            prev = self._prev
+            token = Token(TokenType.SEMICOLON, "", prev.line, prev.col, prev.end + 1, prev.end)
+        super().raise_error(message, token)
+
+    def _warn_unsupported(self) -> None:
+        # parse() turns every Command into an error, so sqlglot's warning is noise.
+        pass
+
+    def _parse_as_command(self, start: Token) -> exp.Command:
+        # sqlglot swallows the rest of a statement it cannot follow into a Command.
+        # Stopping at a plain word (no keyword of the dialect), as in CREATE TABL,
+        # is a typo, which Snowflake reports as a syntax error at that word.
+        if self._curr and self._curr.token_type == TokenType.VAR:
+            self.raise_error("Unexpected word", self._curr)
+        return super()._parse_as_command(start)
+
+    def _parse_statement(self) -> exp.Expr | None:
+        curr = self._curr
+        if curr and curr.token_type == TokenType.VAR:
+            if self._match_texts(self.WORD_STATEMENT_PARSERS):
+                return self.WORD_STATEMENT_PARSERS[self._prev.text.upper()](self)
+        if (
+            curr
+            and curr.token_type not in self.STATEMENT_PARSERS
+            and curr.token_type not in self.dialect.tokenizer_class.COMMANDS
+            and curr.token_type not in self.QUERY_START_TOKENS
+        ):
+            self.raise_error("Invalid statement", curr)
+        return super()._parse_statement()
+
+    def _parse_vacuum(self) -> Vacuum:
+        this = self._parse_table_parts()
+        retain = None
+        if self._match_text_seq("RETAIN"):
+            retain = self._parse_number()
+            if not retain or not self._match_text_seq("HOURS"):
+                self.raise_error("Expected RETAIN <number> HOURS")
+        dry_run = self._match_text_seq("DRY", "RUN")
+        return self.expression(Vacuum(this=this, retain=retain, dry_run=dry_run))
+
+    def _parse_describe(self) -> exp.Expression:
+        # A following dot makes HISTORY or DETAIL the name of what is described.
+        if (
+            self._next
+            and self._next.token_type != TokenType.DOT
+            and self._match_texts(self.DESCRIBE_PARSERS)
+        ):
+            return self.DESCRIBE_PARSERS[self._prev.text.upper()](self)
+        return super()._parse_describe()
+
+    def _parse_describe_history(self) -> DescribeHistory:
+        this = self._parse_table_parts()
+        limit = None
+        if self._match(TokenType.LIMIT):
+            limit = self._parse_number()
+            if not limit:
+                self.raise_error("Expected a number")
+        return self.expression(DescribeHistory(this=this, limit=limit))
+
+    def _parse_show_parameters(self) -> ShowParameters:
+        like = self._parse_string() if self._match(TokenType.LIKE) else None
+        kind = this = None
+        if self._match(TokenType.IN):
+            if not self._match_set(self.SHOW_PARAMETERS_SCOPES):
+                self.raise_error("Expected TABLE, SCHEMA or DATABASE")
+            kind = self._prev.text.upper()
+            this = self._parse_table_parts()
+        return self.expression(ShowParameters(this=this, kind=kind, like=like))
+
+    def _parse_alter(self) -> exp.Expression:
+        index = self._index
+        if self._match_set(self.ALTER_ACTION_PARSERS):
+            kind = self._prev.token_type
+            target = {
+                "kind": self._prev.text.upper(),
+                "exists": self._parse_exists(),
+                "this": self._parse_table_parts(),
+            }
+            parser = self._find_parser(
+                self.ALTER_ACTION_PARSERS[kind], self.ALTER_ACTION_TRIES[kind]
+            )
+            action = parser(self, target) if parser else None
+            if action:
+                return action
+        self._retreat(index)
+        return super()._parse_alter()
+
+    def _parse_set_parameters(self, target: dict[str, t.Any]) -> SetParameters | None:
+        # Only `SET name = value ...`; other SETs (such as SET TAG) are sqlglot's.
+        properties = []
+        while self._next and self._next.token_type == TokenType.EQ:
+            name = self._parse_parameter_name()
+            self._match(TokenType.EQ)
+            value = self._parse_parameter_value()
+            properties.append(self.expression(exp.Property(this=name, value=value)))
+            self._match(TokenType.COMMA)
+        if not properties:
+            return None
+        return self.expression(SetParameters(**target, expressions=properties))
+
+    def _parse_parameter_name(self) -> exp.Var | None:
+        # Parameter names are keywords to Snowflake, never identifiers, so they
+        # are upper-cased here and identifier normalization leaves them alone.
+        return self._parse_var(any_token=True, upper=True)
+
+    def _parse_parameter_value(self) -> exp.Expression | None:
+        if not self._match_set(self.PARAMETER_VALUE_TOKENS):
+            self.raise_error("Expected a number, a string, TRUE or FALSE")
+            return None
+        return self.PRIMARY_PARSERS[self._prev.token_type](self, self._prev)
+
+    def _parse_create(self) -> exp.Expression:
+        index = self._index
+        create = self._parse_create_clone()
+        if create:
+            return create
+        self._retreat(index)
+        return super()._parse_create()
+
+    def _parse_create_clone(self) -> exp.Create | None:
+        """``CREATE [OR REPLACE] [TRANSIENT] kind [IF NOT EXISTS] name [SHALLOW|DEEP] CLONE src``.
+
+        sqlglot reads Snowflake's ``CLONE`` but neither ``DEEP CLONE`` nor a
+        ``VERSION AS OF`` after the source, so lsql reads every clone itself and
+        builds one node, :class:`LsqlClone`, for all of them. Returns None, having
+        consumed tokens, for any CREATE that is not a clone.
+        """
+        replace = self._match_pair(TokenType.OR, TokenType.REPLACE)
+        properties = self._parse_properties()  # such as TRANSIENT
+        if not self._match_set(self.CLONABLES):
+            return None
+        kind = self._prev
+        exists = self._parse_exists(not_=True)
+        # Same shapes as sqlglot's CREATE without CLONE: a schema's name is its `db`.
+        this = self._parse_table_parts(
+            schema=True, is_db_reference=kind.token_type == TokenType.SCHEMA
+        )
+        shallow = self._match_text_seq("SHALLOW")
+        deep = not shallow and self._match_text_seq("DEEP")
+        if not self._match_text_seq("CLONE"):
+            return None
+
+        source = self._parse_table_parts(schema=True)
+        source.set("version", self._parse_version())
+        return self.expression(
+            exp.Create(
+                this=this,
+                kind=kind.text.upper(),
+                replace=replace,
+                exists=exists,
+                properties=properties,
+                clone=self.expression(LsqlClone(this=source, shallow=shallow, deep=deep)),
+            )
+        )
+
+
+def _lsql_clone_sql(self: LsqlGenerator, expression: LsqlClone) -> str:
+    depth = "SHALLOW " if expression.args.get("shallow") else ""
+    depth = "DEEP " if expression.args.get("deep") else depth
+    return f"{depth}CLONE {self.sql(expression, 'this')}"
+
+
+def _describe_history_sql(self: LsqlGenerator, expression: DescribeHistory) -> str:
+    limit = self.sql(expression, "limit")
+    limit = f" LIMIT {limit}" if limit else ""
+    return f"DESCRIBE HISTORY {self.sql(expression, 'this')}{limit}"
+
+
+def _show_parameters_sql(self: LsqlGenerator, expression: ShowParameters) -> str:
+    like = self.sql(expression, "like")
+    like = f" LIKE {like}" if like else ""
+    scope = self.sql(expression, "this")
+    scope = f" IN {expression.text('kind')} {scope}" if scope else ""
+    return f"SHOW PARAMETERS{like}{scope}"
+
+
+def _alter_target_sql(self: LsqlGenerator, expression: exp.Expression, kind: str) -> str:
+    exists = " IF EXISTS" if expression.args.get("exists") else ""
+    return f"ALTER {kind}{exists} {self.sql(expression, 'this')}"
+
+
+def _set_parameters_sql(self: LsqlGenerator, expression: SetParameters) -> str:
+    settings = " ".join(
+        f"{self.sql(p, 'this')} = {self.sql(p, 'value')}" for p in expression.expressions
+    )
+    return f"{_alter_target_sql(self, expression, expression.text('kind'))} SET {settings}"
+
+
+def _unset_parameters_sql(self: LsqlGenerator, expression: UnsetParameters) -> str:
+    names = self.expressions(expression, flat=True)
+    return f"{_alter_target_sql(self, expression, expression.text('kind'))} UNSET {names}"
+
+
+def _alter_recluster_sql(self: LsqlGenerator, expression: AlterRecluster) -> str:
+    action = "SUSPEND" if expression.args.get("suspend") else "RESUME"
+    return f"{_alter_target_sql(self, expression, 'TABLE')} {action} RECLUSTER"
+
+
+def _alter_clustering_sql(self: LsqlGenerator, expression: AlterClustering) -> str:
+    columns = self.expressions(expression, flat=True)
+    action = f"CLUSTER BY ({columns})" if columns else "DROP CLUSTERING KEY"
+    return f"{_alter_target_sql(self, expression, 'TABLE')} {action}"
+
+
+def _vacuum_sql(self: LsqlGenerator, expression: Vacuum) -> str:
+    retain = self.sql(expression, "retain")
+    retain = f" RETAIN {retain} HOURS" if retain else ""
+    dry_run = " DRY RUN" if expression.args.get("dry_run") else ""
+    return f"VACUUM {self.sql(expression, 'this')}{retain}{dry_run}"
+
+
+class LsqlGenerator(Snowflake.Generator):
+    """Snowflake's generator, writing lsql's statements and Delta's time travel."""
+
+    TRANSFORMS = {
+        **Snowflake.Generator.TRANSFORMS,
+        AlterClustering: _alter_clustering_sql,
+        AlterRecluster: _alter_recluster_sql,
+        DescribeDetail: lambda self, e: f"DESCRIBE DETAIL {self.sql(e, 'this')}",
+        DescribeHistory: _describe_history_sql,
+        LsqlClone: _lsql_clone_sql,
+        Optimize: lambda self, e: f"OPTIMIZE {self.sql(e, 'this')}",
+        SetParameters: _set_parameters_sql,
+        ShowParameters: _show_parameters_sql,
+        UnsetParameters: _unset_parameters_sql,
+        Vacuum: _vacuum_sql,
+    }
+
+    def version_sql(self, expression: exp.Version) -> str:
+        """Write ``VERSION AS OF 3`` as Delta users do, not SQL:2011's ``FOR VERSION AS OF 3``."""
+        if expression.text("kind") == "AS OF":
+            return f"{expression.name} AS OF {self.sql(expression, 'expression')}"
+        return super().version_sql(expression)
+
+
+class Lsql(Snowflake):
+    """The lsql dialect: Snowflake SQL with Delta Lake's maintenance and clone syntax."""
+
+    class Tokenizer(Snowflake.Tokenizer):
+        # sqlglot tokenizes these as opaque commands; lsql parses their arguments.
+        KEYWORDS = {
+            word: token
+            for word, token in Snowflake.Tokenizer.KEYWORDS.items()
+            if word not in {"OPTIMIZE", "VACUUM"}
+        }
+
+    Parser = LsqlParser
+    Generator = LsqlGenerator
+
+
+@dataclass(frozen=True)
+class ParsedStatement:
+    """One statement of a script.
+
+    Attributes:
+        expression: its syntax tree, unquoted identifiers upper-cased as Snowflake resolves them.
+        sql: its original text, stripped, without the terminating ``;``.
+    """
+
+    expression: exp.Expression
+    sql: str
+
+
+def parse(text: str) -> list[ParsedStatement]:
+    """Parse an lsql script into its statements, skipping empty ones.
+
+    Args:
+        text: one or more statements separated by ``;``.
+
+    Returns:
+        The statements in order.
+
+    Raises:
+        SqlSyntaxError: the text is not valid lsql.
+        UnsupportedStatementError: a statement is valid Snowflake SQL that lsql does not support.
+        SqlCompilationError: sqlglot failed in some other way on the text.
+    """
+    dialect = Lsql()
+    try:
+        tokens = dialect.tokenize(text)
+    except TokenError as error:
+        # sqlglot does not say which token failed; it is an unterminated string,
+        # identifier or comment, so the text ended where a token was still open.
+        lines = text.split("\n")
+        raise SqlSyntaxError(len(lines), len(lines[-1]), "<EOF>") from error
+
+    statements = []
+    for chunk, terminator, begin in _split(tokens):
+        sql = text[begin : terminator.start if terminator else len(text)].strip()
+        try:
+            expression = dialect.parser().parse(chunk, text)[0]
+        except ParseError as error:
+            if error.errors:
+                raise _syntax_error(error.errors[0], terminator) from error
+            raise SqlCompilationError(str(error)) from error
+        except SqlglotError as error:
+            raise SqlCompilationError(str(error)) from error
+        except (ValueError, TypeError, RecursionError) as error:
+            # sqlglot raises these on some malformed input; callers expect only lakeclone's errors.
+            raise SqlCompilationError(f"cannot parse: {error}") from error
+        if not isinstance(expression, exp.Expression) or expression.find(exp.Command):
+            raise UnsupportedStatementError(sql)
+        statements.append(ParsedStatement(normalize_identifiers(expression, dialect=dialect), sql))
+    return statements
+
+
+def _split(tokens: list[Token]) -> t.Iterator[tuple[list[Token], Token | None, int]]:
+    """Group tokens into statements as sqlglot does, skipping empty ones.
+
+    Yields each statement's tokens, its ``;`` if it has one, and the offset in
+    the text where it begins (just after the previous ``;``), so that its text
+    keeps its comments.
+    """
+    chunk: list[Token] = []
+    begin = 0
+    for token in tokens:
+        if token.token_type != TokenType.SEMICOLON:
+            chunk.append(token)
+            continue
+        if chunk:
+            yield chunk, token, begin
+        chunk = []
+        begin = token.end + 1
+    if chunk:
+        yield chunk, None, begin
+
+
+def _syntax_error(detail: dict[str, t.Any], terminator: Token | None) -> SqlSyntaxError:
+    """Word one of sqlglot's ParseError details as Snowflake does."""
+    line, col, token = detail["line"], detail["col"], detail["highlight"]
+    if token:
+        # sqlglot's col is the 1-based column of the token's last character.
+        return SqlSyntaxError(line, col - len(token), token)
+    # The statement stopped short (see LsqlParser.raise_error): blame its `;`, else the end.
+    if terminator:
+        return SqlSyntaxError(terminator.line, terminator.col - 1, ";")
+    return SqlSyntaxError(line, col, "<EOF>")

@@ -1,0 +1,111 @@
+"""Table schemas: column definitions to Spark types, and new row ids for written rows."""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+
+from lakeclone.delta.writer import ROW_ID
+from lakeclone.errors import SqlCompilationError
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+    from pyspark.sql.types import DataType, StructType
+
+# Snowflake's integer types are all NUMBER(38, 0); a 64-bit integer is the
+# closest Spark type that does not turn every count into a decimal.
+_INTEGERS = {
+    exp.DataType.Type.TINYINT,
+    exp.DataType.Type.SMALLINT,
+    exp.DataType.Type.INT,
+    exp.DataType.Type.BIGINT,
+}
+
+
+def spark_type(kind: exp.DataType) -> DataType:
+    """The Spark type of a column type written in lsql."""
+    from pyspark.sql.types import LongType, _parse_datatype_string
+
+    if kind.this in _INTEGERS:
+        return LongType()
+    text = kind.sql(dialect="spark")
+    try:
+        return _parse_datatype_string(text)
+    except Exception:  # noqa: BLE001 - Spark raises several error types for a bad type string
+        raise SqlCompilationError(f"Unsupported data type '{kind.sql(dialect='snowflake')}'.") from None
+
+
+def struct_from_columns(columns: list[exp.Expression]) -> StructType:
+    """The Spark schema of ``CREATE TABLE t (a INT NOT NULL, ...)``."""
+    from pyspark.sql.types import StructField, StructType
+
+    fields = []
+    for column in columns:
+        if not isinstance(column, exp.ColumnDef):
+            raise SqlCompilationError(f"unsupported table element {column.sql(dialect='snowflake')}")
+        kind = column.args.get("kind")
+        if kind is None:
+            raise SqlCompilationError(f"column '{column.name}' needs a type")
+        constraints = column.args.get("constraints") or []
+        not_null = any(
+            isinstance(c.kind, exp.NotNullColumnConstraint) and not c.kind.args.get("allow_null")
+            for c in constraints
+        )
+        fields.append(StructField(column.name, spark_type(kind), not not_null))
+    return StructType(fields)
+
+
+def with_new_row_ids(frame: DataFrame) -> DataFrame:
+    """``frame`` with a fresh, table-unique id for every row.
+
+    Ids are a per-write random prefix plus Spark's monotonically increasing id,
+    so writers never need to agree on a counter.
+    """
+    return frame.withColumn(ROW_ID, new_row_id())
+
+
+def new_row_id() -> Column:
+    from pyspark.sql import functions as F
+
+    prefix = uuid.uuid4().hex[:16] + "-"
+    return F.concat(F.lit(prefix), F.hex(F.monotonically_increasing_id()))
+
+
+def conform(frame: DataFrame, schema: StructType, names: list[str] | None = None) -> list[Column]:
+    """Columns that cast ``frame``'s columns, by position, to ``schema``.
+
+    ``names`` lists the target columns the frame's columns fill, in order;
+    the others get NULL. A NULL in a NOT NULL column fails the statement, as
+    it does in Snowflake.
+    """
+    from pyspark.sql import functions as F
+
+    targets = names if names is not None else schema.fieldNames()
+    upper = {n.upper(): n for n in schema.fieldNames()}
+    resolved = []
+    for target in targets:
+        if target.upper() not in upper:
+            raise SqlCompilationError(f"invalid identifier '{target}'")
+        resolved.append(upper[target.upper()])
+    if len(frame.columns) != len(resolved):
+        raise SqlCompilationError(
+            f"Insert value list does not match column list expecting {len(resolved)} but got {len(frame.columns)}"
+        )
+    source = dict(zip(resolved, frame.columns))
+    columns = []
+    for field in schema.fields:
+        value = F.col(f"`{source[field.name]}`").cast(field.dataType) if field.name in source else F.lit(None).cast(field.dataType)
+        columns.append(checked(value, field).alias(field.name))
+    return columns
+
+
+def checked(value: Column, field: object) -> Column:
+    """``value``, failing the statement when it is NULL in a NOT NULL column."""
+    from pyspark.sql import functions as F
+
+    if getattr(field, "nullable", True):
+        return value
+    name = getattr(field, "name", "")
+    return F.when(value.isNull(), F.raise_error(F.lit(f"NULL result in a non-nullable column '{name}'"))).otherwise(value)

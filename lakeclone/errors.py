@@ -1,0 +1,98 @@
+"""The errors lakeclone raises.
+
+Every failure a user can cause surfaces as a :class:`LakecloneError`. Where
+Snowflake or Delta Lake documents a message for the same situation, the
+message is theirs, so that users recognise it and search engines find it.
+"""
+
+from __future__ import annotations
+
+
+class LakecloneError(Exception):
+    """Base class of every error lakeclone raises."""
+
+
+class SqlCompilationError(LakecloneError):
+    """A statement that cannot be compiled: bad syntax, unknown objects, bad options.
+
+    The message starts with ``SQL compilation error:`` as Snowflake's does.
+    """
+
+    prefix = "SQL compilation error:\n"
+
+    def __init__(self, detail: str) -> None:
+        self.detail = detail
+        super().__init__(self.prefix + detail)
+
+
+class SqlSyntaxError(SqlCompilationError):
+    """The text is not valid lsql.
+
+    Args:
+        line: 1-based line of the offending token.
+        position: 0-based column of the offending token, as Snowflake reports it.
+        token: the offending token's text.
+    """
+
+    def __init__(self, line: int, position: int, token: str) -> None:
+        self.line = line
+        self.position = position
+        self.token = token
+        super().__init__(f"syntax error line {line} at position {position} unexpected '{token}'.")
+
+
+class UnsupportedStatementError(SqlCompilationError):
+    """Valid SQL that lakeclone does not run."""
+
+    def __init__(self, statement: str) -> None:
+        super().__init__(f"Unsupported statement: {statement}")
+
+
+class ObjectNotFoundError(SqlCompilationError):
+    """An object does not exist (or the current role may not see it)."""
+
+    def __init__(self, name: str, kind: str = "Object") -> None:
+        self.name = name
+        super().__init__(f"{kind} '{name}' does not exist or not authorized.")
+
+
+class ObjectExistsError(SqlCompilationError):
+    """``CREATE`` of a name that is taken, without ``OR REPLACE`` or ``IF NOT EXISTS``."""
+
+    def __init__(self, name: str, kind: str = "Object") -> None:
+        self.name = name
+        super().__init__(f"{kind} '{name}' already exists.")
+
+
+class InvalidParameterError(SqlCompilationError):
+    """A parameter name or value that lakeclone does not accept."""
+
+
+class TimeTravelError(LakecloneError):
+    """A time-travel point outside what the table can serve."""
+
+
+class StatementNotFoundError(TimeTravelError):
+    """``STATEMENT => 'id'`` names no statement lakeclone has run."""
+
+    def __init__(self, query_id: str) -> None:
+        super().__init__(f"Statement {query_id} not found")
+
+
+class DataNotAvailableError(TimeTravelError):
+    """The files behind a point in time have been removed."""
+
+    def __init__(self) -> None:
+        super().__init__("Data is not available.")
+
+
+class ExecutionError(LakecloneError):
+    """A statement failed while running: a bad cast, a division by zero, a duplicate merge match."""
+
+
+class ConcurrentWriteError(LakecloneError):
+    """Another writer changed the files this statement was rewriting."""
+
+
+class SetupError(LakecloneError):
+    """The machine lacks something lakeclone needs, such as Java 17."""

@@ -1,0 +1,289 @@
+"""Colours, number formats and HTML pieces shared by lakeclone's widgets.
+
+Every widget renders twice: as live ipywidgets in a kernel, and as static
+HTML/PNG where widgets cannot run (nbval, GitHub, PDF exports). Both paths
+take their colours and formats from here so that the two look the same, and
+so that an UPDATE is the same orange in the version timeline, the clone
+lineage and the vacuum explorer.
+
+Example:
+    >>> operation_kind("CREATE OR REPLACE TABLE")
+    'create'
+    >>> KIND_COLOURS["delete"]
+    '#D55E00'
+    >>> format_bytes(1536)
+    '1.5 KiB'
+    >>> format_days(1)
+    '1 day'
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import io
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+# Okabe-Ito colours: distinguishable with the common colour-vision
+# deficiencies, and readable on both light and dark notebook themes.
+KIND_COLOURS: Mapping[str, str] = {
+    "create": "#0072B2",
+    "write": "#009E73",
+    "update": "#E69F00",
+    "delete": "#D55E00",
+    "merge": "#CC79A7",
+    "clone": "#56B4E9",
+    "restore": "#F0E442",
+    "maintenance": "#999999",
+    "metadata": "#666666",
+    "other": "#000000",
+}
+"""Colour of each operation kind (see :func:`operation_kind`), in legend order."""
+
+KIND_LABELS: Mapping[str, str] = {
+    "create": "create / replace",
+    "write": "insert / write",
+    "update": "update",
+    "delete": "delete / truncate",
+    "merge": "merge",
+    "clone": "clone",
+    "restore": "restore",
+    "maintenance": "optimize / vacuum",
+    "metadata": "schema / properties",
+    "other": "other",
+}
+"""Legend text of each operation kind."""
+
+FILES_ADDED_COLOUR = "#8CC5B0"
+"""Bars of files added: a muted tint, so the saturated version markers stay in front."""
+
+FILES_REMOVED_COLOUR = "#EBA98F"
+"""Bars of files removed."""
+
+HORIZON_COLOUR = "#333333"
+"""The retention horizon line."""
+
+EXPIRED_SHADE = "#888888"
+"""Fill of the region beyond retention; drawn translucent."""
+
+EXPIRED_OPACITY = 0.45
+"""Opacity of whatever can no longer be reached by time travel.
+
+Opacity rather than a grey text colour, because a fixed grey is unreadable
+on one of JupyterLab's light or dark themes.
+"""
+
+MARKER_EDGE_COLOUR = "#222222"
+"""Outline of markers, which keeps the pale kinds (restore) visible on white."""
+
+# Delta Lake's operation names, grouped by what they do to the table. Exact
+# names first; prefixes catch the families (CREATE TABLE AS SELECT, VACUUM END,
+# SHALLOW CLONE, ...).
+_KIND_BY_OPERATION: Mapping[str, str] = {
+    "WRITE": "write",
+    "STREAMING UPDATE": "write",
+    "COPY INTO": "write",
+    "UPDATE": "update",
+    "DELETE": "delete",
+    "TRUNCATE": "delete",
+    "MERGE": "merge",
+    "RESTORE": "restore",
+    "OPTIMIZE": "maintenance",
+    "REORG": "maintenance",
+}
+_KIND_BY_PREFIX: Sequence[tuple[str, str]] = (
+    ("CREATE", "create"),
+    ("REPLACE TABLE", "create"),
+    ("VACUUM", "maintenance"),
+    ("SET ", "metadata"),
+    ("UNSET ", "metadata"),
+    ("ADD ", "metadata"),
+    ("DROP ", "metadata"),
+    ("CHANGE ", "metadata"),
+    ("RENAME ", "metadata"),
+    ("REPLACE COLUMNS", "metadata"),
+    ("UPGRADE PROTOCOL", "metadata"),
+)
+
+
+def operation_kind(operation: str) -> str:
+    """Group a Delta history ``operation`` into one of the :data:`KIND_COLOURS` kinds.
+
+    Args:
+        operation: the ``operation`` column of ``DESCRIBE HISTORY``.
+
+    Returns:
+        ``create``, ``write``, ``update``, ``delete``, ``merge``, ``clone``,
+        ``restore``, ``maintenance``, ``metadata`` or ``other``.
+
+    Example:
+        >>> operation_kind("SHALLOW CLONE"), operation_kind("VACUUM END")
+        ('clone', 'maintenance')
+    """
+    name = operation.strip().upper()
+    if name in _KIND_BY_OPERATION:
+        return _KIND_BY_OPERATION[name]
+    if "CLONE" in name:
+        return "clone"
+    for prefix, kind in _KIND_BY_PREFIX:
+        if name.startswith(prefix):
+            return kind
+    return "other"
+
+
+def format_count(n: int | None) -> str:
+    """A count with thousands separators; an en dash when unknown.
+
+    Example:
+        >>> format_count(1234567), format_count(None)
+        ('1,234,567', '–')
+    """
+    return "–" if n is None else f"{n:,}"
+
+
+def format_bytes(n: int | None) -> str:
+    """A byte size in binary units: exact bytes below 1 KiB, else one decimal below 100.
+
+    Example:
+        >>> format_bytes(0), format_bytes(999), format_bytes(5 * 2**30), format_bytes(300 * 2**20)
+        ('0 B', '999 B', '5.0 GiB', '300 MiB')
+    """
+    if n is None:
+        return "–"
+    if abs(n) < 1024:
+        return f"{n} B"
+    size = float(n)
+    for unit in ("KiB", "MiB", "GiB", "TiB"):
+        size /= 1024
+        if abs(size) < 1024:
+            break
+    return f"{size:.1f} {unit}" if abs(size) < 100 else f"{size:.0f} {unit}"
+
+
+def format_timestamp(when: dt.datetime) -> str:
+    """A UTC timestamp to the second, with milliseconds only when there are any.
+
+    Commits made by a :class:`~lakeclone.ManualClock` are a millisecond apart,
+    so the milliseconds are what tells them apart; real commits rarely need them.
+
+    Example:
+        >>> import datetime as dt
+        >>> format_timestamp(dt.datetime(2024, 1, 1, 0, 0, 0, 3000, tzinfo=dt.timezone.utc))
+        '2024-01-01 00:00:00.003 UTC'
+    """
+    utc = when.astimezone(dt.timezone.utc)
+    text = utc.strftime("%Y-%m-%d %H:%M:%S")
+    if utc.microsecond:
+        text += f".{utc.microsecond // 1000:03d}"
+    return text + " UTC"
+
+
+def format_age(age: dt.timedelta) -> str:
+    """A duration as its two largest units, for "how long ago".
+
+    Example:
+        >>> import datetime as dt
+        >>> format_age(dt.timedelta(days=2, hours=3, minutes=4))
+        '2d 3h'
+        >>> format_age(dt.timedelta(seconds=42))
+        '42s'
+    """
+    seconds = int(age.total_seconds())
+    if seconds < 0:
+        return "in the future"
+    parts = []
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+        amount, seconds = divmod(seconds, size)
+        if amount or parts:
+            parts.append(f"{amount}{unit}")
+    return " ".join(parts[:2]) or "0s"
+
+
+def format_days(days: int) -> str:
+    """A retention period in days, as Snowflake's docs speak of it.
+
+    Example:
+        >>> format_days(0), format_days(1), format_days(90)
+        ('0 days', '1 day', '90 days')
+    """
+    return f"{days} day" if days == 1 else f"{days} days"
+
+
+def colour_swatch(colour: str) -> str:
+    """An inline HTML square of ``colour``, to key a table row to a plot marker."""
+    return (
+        f'<span style="display:inline-block;width:0.8em;height:0.8em;margin-right:0.4em;'
+        f'border-radius:50%;border:1px solid {MARKER_EDGE_COLOUR};background:{colour};"></span>'
+    )
+
+
+def html_table(
+    columns: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    *,
+    row_styles: Sequence[str] | None = None,
+    numeric_columns: Sequence[int] = (),
+) -> str:
+    """An HTML table with inline styles only.
+
+    Inline styles, not a ``<style>`` block, because GitHub and some notebook
+    sanitisers drop style blocks but keep ``style`` attributes.
+
+    Args:
+        columns: header texts (escaped here).
+        rows: cells as HTML (the caller escapes text it puts in them).
+        row_styles: one CSS declaration string per row, e.g. for greying out.
+        numeric_columns: indexes of right-aligned columns.
+
+    Returns:
+        A ``<table>`` element.
+
+    Example:
+        >>> html_table(["n"], [["1"]], numeric_columns=[0]).count("<tr")
+        2
+    """
+    def cell(tag: str, content: str, index: int) -> str:
+        align = "right" if index in numeric_columns else "left"
+        return f'<{tag} style="text-align:{align};padding:2px 8px;white-space:nowrap;">{content}</{tag}>'
+
+    header = "".join(cell("th", html.escape(name), i) for i, name in enumerate(columns))
+    body = []
+    for r, row in enumerate(rows):
+        style = row_styles[r] if row_styles else ""
+        cells = "".join(cell("td", content, i) for i, content in enumerate(row))
+        body.append(f'<tr style="{style}">{cells}</tr>')
+    return (
+        '<table style="border-collapse:collapse;font-size:0.9em;">'
+        f'<thead><tr style="border-bottom:1px solid currentColor;">{header}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table>"
+    )
+
+
+def key_value_table(title: str, values: Mapping[str, str]) -> str:
+    """A two-column HTML table of a string map, sorted by key, under a bold title.
+
+    Example:
+        >>> "numFiles" in key_value_table("Metrics", {"numFiles": "3"})
+        True
+    """
+    if not values:
+        return f"<b>{html.escape(title)}</b><br><i>none</i>"
+    rows = [[html.escape(key), html.escape(str(values[key]))] for key in sorted(values)]
+    return f"<b>{html.escape(title)}</b>" + html_table(["key", "value"], rows)
+
+
+def figure_to_png(figure: Figure, *, dpi: int = 100) -> bytes:
+    """Render a matplotlib figure to PNG bytes without touching pyplot.
+
+    Example:
+        >>> from matplotlib.figure import Figure
+        >>> figure_to_png(Figure(figsize=(1, 1)))[:8]
+        b'\\x89PNG\\r\\n\\x1a\\n'
+    """
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=dpi)
+    return buffer.getvalue()

@@ -1,0 +1,718 @@
+"""The version timeline: one table's Delta versions against its retention horizon.
+
+Three layers, so that everything but the clicking is testable headless:
+
+* :class:`TimelineData` reads ``DESCRIBE HISTORY`` and the table's
+  ``DATA_RETENTION_TIME_IN_DAYS`` from a :class:`~lakeclone.Lake`.
+* :func:`plot_timeline` and :func:`timeline_html` render it as a matplotlib
+  figure and an HTML table.
+* :class:`VersionTimeline` puts both in an ipywidgets box with a refresh button
+  and a version picker, and falls back to static HTML and PNG where widgets
+  cannot run.
+
+Example:
+    >>> from lakeclone.widgets import timeline
+    >>> lake.sql("CREATE TABLE t (id INT)")          # doctest: +SKIP
+    >>> timeline(lake, "t")                          # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import datetime as dt
+import html
+import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+import ipywidgets
+from matplotlib import dates as mdates
+from matplotlib.colors import to_rgba
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+from lakeclone.errors import LakecloneError
+from lakeclone.widgets import _style
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from lakeclone.lake import Lake
+
+RETENTION_PARAMETER = "DATA_RETENTION_TIME_IN_DAYS"
+"""The table parameter that sets how far back time travel reaches."""
+
+Spacing = Literal["even", "time"]
+"""How :func:`plot_timeline` spaces versions along the x axis.
+
+``even`` gives every version the same slot, so that a burst of commits stays
+readable next to a quiet week; ``time`` puts each at its commit time, so that
+the distance to the horizon is true to scale.
+"""
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+# Beyond this many version labels along the axis they overlap; label every
+# n-th version instead (always including the current one).
+_MAX_AXIS_LABELS = 30
+
+
+@dataclasses.dataclass(frozen=True)
+class VersionEntry:
+    """One commit of a table, as ``DESCRIBE HISTORY`` reports it.
+
+    Attributes:
+        version: the Delta version the commit made.
+        timestamp: commit time by the Lake's clock, timezone-aware UTC.
+        operation: Delta's operation name, such as ``WRITE`` or ``MERGE``.
+        user_name: who committed, when recorded.
+        rows: ``numOutputRows``: rows the commit wrote (for DML this includes
+            unchanged rows copied from rewritten files).
+        files_added: data files the commit added.
+        files_removed: data files the commit logically removed.
+        bytes_added: bytes of the files added.
+        bytes_removed: bytes of the files removed.
+        query_id: the statement's id, for ``BEFORE(STATEMENT => '<id>')``.
+        within_retention: whether the commit is at or after the retention
+            horizon, i.e. still on the time-travel side of the line.
+        parameters: ``operationParameters``.
+        metrics: ``operationMetrics``, decimal strings.
+    """
+
+    version: int
+    timestamp: dt.datetime
+    operation: str
+    user_name: str | None
+    rows: int | None
+    files_added: int
+    files_removed: int
+    bytes_added: int
+    bytes_removed: int
+    query_id: str | None
+    within_retention: bool
+    parameters: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    metrics: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+    @property
+    def kind(self) -> str:
+        """The operation's group, which picks its colour: ``create``, ``write``, ``update``, ..."""
+        return _style.operation_kind(self.operation)
+
+    @property
+    def row_changes(self) -> str:
+        """The DML row counts that are not zero, e.g. ``"2 updated, 1 deleted"``; else ``""``.
+
+        Example:
+            >>> import datetime as dt
+            >>> entry = VersionEntry(3, dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc), "MERGE",
+            ...     None, 5, 1, 1, 10, 10, None, True,
+            ...     metrics={"numTargetRowsInserted": "2", "numTargetRowsUpdated": "1",
+            ...              "numTargetRowsDeleted": "0"})
+            >>> entry.row_changes
+            '2 inserted, 1 updated'
+        """
+        changes = []
+        # MERGE reports its counts under Delta's numTargetRows* names.
+        for verb, names in (
+            ("inserted", ("numInsertedRows", "numTargetRowsInserted")),
+            ("updated", ("numUpdatedRows", "numTargetRowsUpdated")),
+            ("deleted", ("numDeletedRows", "numTargetRowsDeleted")),
+        ):
+            count = sum(_int_or_none(self.metrics.get(name)) or 0 for name in names)
+            if count:
+                changes.append(f"{count:,} {verb}")
+        return ", ".join(changes)
+
+
+@dataclasses.dataclass(frozen=True)
+class TimelineData:
+    """A table's versions and its retention horizon, read at one moment.
+
+    Attributes:
+        table: the table name as given to :meth:`from_lake`.
+        versions: every version in commit order, oldest first.
+        retention_days: the table's ``DATA_RETENTION_TIME_IN_DAYS``.
+        horizon: ``now - retention_days``; versions committed before it can no
+            longer be time-travelled to.
+        now: when the data was read, by the Lake's clock.
+
+    Example:
+        >>> data = TimelineData.from_lake(lake, "t")                   # doctest: +SKIP
+        >>> [(v.version, v.operation, v.within_retention) for v in data.versions]  # doctest: +SKIP
+        [(0, 'CREATE TABLE', False), (1, 'WRITE', True)]
+    """
+
+    table: str
+    versions: tuple[VersionEntry, ...]
+    retention_days: int
+    horizon: dt.datetime
+    now: dt.datetime
+
+    @classmethod
+    def from_lake(cls, lake: Lake, table_name: str) -> TimelineData:
+        """Read a table's history and retention from a Lake.
+
+        Args:
+            lake: the Lake holding the table.
+            table_name: the table as SQL names it, e.g. ``t``, ``db.s.t`` or
+                ``"My Table"``; it is put into the SQL text unchanged.
+
+        Returns:
+            The table's timeline as of ``lake.now()``.
+
+        Raises:
+            LakecloneError: the table does not exist, or the Lake cannot read it.
+        """
+        # unix_micros rather than the timestamp itself: collect() would turn a
+        # timestamp into a naive datetime in the *machine's* zone.
+        rows = (
+            lake.sql(f"DESCRIBE HISTORY {table_name}")
+            .selectExpr(
+                "version",
+                "unix_micros(timestamp) AS commit_micros",
+                "userName",
+                "operation",
+                "operationParameters",
+                "operationMetrics",
+                "queryId",
+            )
+            .collect()
+        )
+        [parameter] = (
+            lake.sql(f"SHOW PARAMETERS LIKE '{RETENTION_PARAMETER}' IN TABLE {table_name}")
+            .select("value")
+            .collect()
+        )
+        retention_days = int(parameter["value"])
+        # Read after the history, so that "now" is not older than any commit.
+        now = lake.now().astimezone(dt.timezone.utc)
+        horizon = now - dt.timedelta(days=retention_days)
+
+        versions = []
+        for row in sorted(rows, key=lambda r: r["version"]):
+            timestamp = _EPOCH + dt.timedelta(microseconds=row["commit_micros"])
+            metrics = dict(row["operationMetrics"] or {})
+            versions.append(
+                VersionEntry(
+                    version=row["version"],
+                    timestamp=timestamp,
+                    operation=row["operation"],
+                    user_name=row["userName"],
+                    rows=_int_or_none(metrics.get("numOutputRows")),
+                    # Delta's own metadata-only commits omit the file metrics: they touched no files.
+                    files_added=_int_or_none(metrics.get("numAddedFiles")) or 0,
+                    files_removed=_int_or_none(metrics.get("numRemovedFiles")) or 0,
+                    bytes_added=_int_or_none(metrics.get("numAddedBytes")) or 0,
+                    bytes_removed=_int_or_none(metrics.get("numRemovedBytes")) or 0,
+                    query_id=row["queryId"],
+                    within_retention=timestamp >= horizon,
+                    parameters=dict(row["operationParameters"] or {}),
+                    metrics=metrics,
+                )
+            )
+        return cls(
+            table=table_name,
+            versions=tuple(versions),
+            retention_days=retention_days,
+            horizon=horizon,
+            now=now,
+        )
+
+    @property
+    def current(self) -> VersionEntry:
+        """The newest version: what a query without time travel reads."""
+        return self.versions[-1]
+
+    def entry(self, version: int) -> VersionEntry:
+        """The entry of one version.
+
+        Raises:
+            KeyError: the table has no such version.
+        """
+        for entry in self.versions:
+            if entry.version == version:
+                return entry
+        raise KeyError(f"{self.table} has no version {version}")
+
+    def _repr_html_(self) -> str:
+        return timeline_html(self)
+
+
+def _int_or_none(text: str | None) -> int | None:
+    return None if text is None else int(text)
+
+
+def plot_timeline(data: TimelineData, ax: Axes | None = None, *, spacing: Spacing = "even") -> Figure:
+    """Draw a table's versions along a time axis, with the retention horizon.
+
+    Each version is a marker on the baseline, coloured by operation kind;
+    files added rise above it and files removed hang below. The dashed line
+    is the retention horizon, and the shaded region left of it holds the
+    versions that time travel can no longer reach (drawn faded).
+
+    Artists carry gids for finding them again: ``versions`` (the markers),
+    ``files-added`` and ``files-removed`` (the bars), ``version-label``,
+    ``retention-horizon``, ``expired-region`` and, on a time scale, ``now``.
+
+    Args:
+        data: what to draw.
+        ax: axes to draw into; by default a new figure of its own. No pyplot
+            state is touched either way, so this is safe in headless processes
+            and leaks no figures.
+        spacing: ``even`` (one slot per version, commit times as tick labels)
+            or ``time`` (true-to-scale commit times). See :data:`Spacing`.
+
+    Returns:
+        The figure holding the axes.
+
+    Raises:
+        ValueError: ``spacing`` is neither ``even`` nor ``time``.
+
+    Example:
+        >>> figure = plot_timeline(TimelineData.from_lake(lake, "t"))   # doctest: +SKIP
+        >>> figure.savefig("timeline.png")                              # doctest: +SKIP
+    """
+    layout = _XLayout.of(data, spacing)
+    if ax is None:
+        width = min(max(7.0, 0.55 * len(data.versions) + 4.5), 16.0)
+        figure = Figure(figsize=(width, 3.8), layout="constrained")
+        ax = figure.add_subplot()
+    else:
+        # The root figure even when ax sits in a SubFigure (`ax.figure` alone
+        # would be the SubFigure, which cannot be saved).
+        figure = ax.figure.figure
+
+    labelled = _draw_versions(ax, data, layout)
+    _draw_horizon(ax, data, layout)
+    if spacing == "even":
+        ax.set_xticks(
+            [layout.positions[i] for i in labelled],
+            labels=[_tick_label(data.versions[i].timestamp) for i in labelled],
+        )
+        ax.tick_params(axis="x", labelsize=7)
+        ax.set_xlabel("commit time (UTC), one slot per version")
+    else:
+        locator = mdates.AutoDateLocator(tz=dt.timezone.utc)
+        ax.xaxis.set_major_locator(locator)
+        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, tz=dt.timezone.utc))
+        ax.set_xlabel("commit time (UTC)")
+    ax.set_xlim(layout.left, layout.right)
+
+    tallest = max([1] + [max(v.files_added, v.files_removed) for v in data.versions])
+    # Symmetric, with headroom for the version labels above the tallest bar.
+    ax.set_ylim(-1.35 * tallest, 1.35 * tallest)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True, symmetric=True))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{abs(value):g}"))
+    ax.set_ylabel("files  ↑ added  ↓ removed")
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.set_title(
+        f"{data.table}: {len(data.versions)} versions, current v{data.current.version}, "
+        f"retention {_style.format_days(data.retention_days)}",
+        fontsize=10,
+        loc="left",
+    )
+    ax.legend(
+        handles=_legend_handles(data), loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False
+    )
+    return figure
+
+
+@dataclasses.dataclass(frozen=True)
+class _XLayout:
+    """Where versions, the horizon and the axis ends go along x."""
+
+    positions: list[float]
+    horizon: float
+    left: float
+    right: float
+    bar_width: float
+    now: float | None  # drawn only on a time scale; evenly spaced slots have no place for it
+
+    @classmethod
+    def of(cls, data: TimelineData, spacing: Spacing) -> _XLayout:
+        versions = data.versions
+        if spacing == "even":
+            first_within = next((i for i, v in enumerate(versions) if v.within_retention), len(versions))
+            # On evenly spaced slots the horizon's place is between the last
+            # expired version and the first one within retention.
+            return cls(
+                positions=[float(i) for i in range(len(versions))],
+                horizon=first_within - 0.5,
+                left=-0.8,
+                right=len(versions) - 0.2,
+                bar_width=0.6,
+                now=None,
+            )
+        if spacing == "time":
+            positions = [mdates.date2num(v.timestamp) for v in versions]
+            horizon = mdates.date2num(data.horizon)
+            now = mdates.date2num(data.now)
+            first, last = min(horizon, positions[0]), max(now, positions[-1])
+            margin = 0.05 * (last - first or 1.0)
+            return cls(
+                positions=positions,
+                horizon=horizon,
+                left=first - margin,
+                right=last + margin,
+                bar_width=0.4 * (last - first or 1.0) / max(len(versions), 10),
+                now=now,
+            )
+        raise ValueError(f"spacing must be 'even' or 'time', not {spacing!r}")
+
+
+def _faded(entry: VersionEntry) -> float:
+    return 1.0 if entry.within_retention else _style.EXPIRED_OPACITY
+
+
+def _draw_versions(ax: Axes, data: TimelineData, layout: _XLayout) -> list[int]:
+    """Draw markers, file bars and version labels; return the indexes that got a label."""
+    versions = data.versions
+    xs = layout.positions
+    ax.axhline(0, color=_style.HORIZON_COLOUR, lw=0.8, zorder=1)
+    for gid, colour, heights in (
+        ("files-added", _style.FILES_ADDED_COLOUR, [v.files_added for v in versions]),
+        ("files-removed", _style.FILES_REMOVED_COLOUR, [-v.files_removed for v in versions]),
+    ):
+        bars = ax.bar(xs, heights, layout.bar_width, color=colour, zorder=2)
+        for bar, entry in zip(bars, versions):
+            bar.set_gid(gid)
+            bar.set_alpha(_faded(entry))
+    ax.scatter(
+        xs,
+        [0] * len(versions),
+        s=90,
+        c=[to_rgba(_style.KIND_COLOURS[v.kind], _faded(v)) for v in versions],
+        edgecolors=[to_rgba(_style.MARKER_EDGE_COLOUR, _faded(v)) for v in versions],
+        linewidths=0.8,
+        zorder=3,
+        gid="versions",
+    )
+    stride = math.ceil(len(versions) / _MAX_AXIS_LABELS)
+    labelled = [i for i in range(len(versions)) if (len(versions) - 1 - i) % stride == 0]
+    for i in labelled:
+        ax.annotate(
+            f"v{versions[i].version}",
+            (xs[i], versions[i].files_added),
+            xytext=(0, 4),
+            textcoords="offset points",
+            ha="center",
+            va="bottom",
+            fontsize=8,
+            alpha=_faded(versions[i]),
+            gid="version-label",
+        )
+    return labelled
+
+
+def _draw_horizon(ax: Axes, data: TimelineData, layout: _XLayout) -> None:
+    if layout.horizon > layout.left:
+        ax.axvspan(
+            layout.left, layout.horizon, color=_style.EXPIRED_SHADE, alpha=0.15, lw=0, gid="expired-region"
+        )
+    ax.axvline(
+        layout.horizon, color=_style.HORIZON_COLOUR, linestyle="--", lw=1.2, zorder=4, gid="retention-horizon"
+    )
+    # Label the horizon on the side with more room, so that it stays clear of
+    # the newest versions' labels when few versions are within retention.
+    on_left = layout.horizon - layout.left > layout.right - layout.horizon
+    when = _style.format_timestamp(data.horizon)
+    ax.text(
+        layout.horizon,
+        0.98,
+        f"retention horizon \n{when} " if on_left else f" retention horizon\n {when}",
+        transform=ax.get_xaxis_transform(),
+        ha="right" if on_left else "left",
+        va="top",
+        fontsize=7.5,
+        color=_style.HORIZON_COLOUR,
+    )
+    if layout.now is not None:
+        ax.axvline(layout.now, color=_style.HORIZON_COLOUR, linestyle=":", lw=1, gid="now")
+        ax.text(
+            layout.now,
+            1.0,
+            "now",
+            transform=ax.get_xaxis_transform(),
+            ha="center",
+            va="bottom",
+            fontsize=7.5,
+            color=_style.HORIZON_COLOUR,
+        )
+
+
+def _tick_label(timestamp: dt.datetime) -> str:
+    day, _, time = _style.format_timestamp(timestamp).removesuffix(" UTC").partition(" ")
+    return f"{day}\n{time}"
+
+
+def _legend_handles(data: TimelineData) -> list[Any]:
+    kinds_present = {v.kind for v in data.versions}
+    handles: list[Any] = [
+        Line2D(
+            [],
+            [],
+            linestyle="",
+            marker="o",
+            markersize=8,
+            markerfacecolor=colour,
+            markeredgecolor=_style.MARKER_EDGE_COLOUR,
+            label=_style.KIND_LABELS[kind],
+        )
+        for kind, colour in _style.KIND_COLOURS.items()
+        if kind in kinds_present
+    ]
+    handles += [
+        Patch(color=_style.FILES_ADDED_COLOUR, label="files added"),
+        Patch(color=_style.FILES_REMOVED_COLOUR, label="files removed"),
+        Line2D([], [], color=_style.HORIZON_COLOUR, linestyle="--", label="retention horizon"),
+        Patch(color=_style.EXPIRED_SHADE, alpha=0.15, label="beyond time travel"),
+    ]
+    return handles
+
+
+def timeline_html(data: TimelineData, *, selected_version: int | None = None) -> str:
+    """The versions as an HTML table, newest first, like ``DESCRIBE HISTORY``.
+
+    Versions beyond the retention horizon are faded, and the selected version
+    (if any) is highlighted.
+
+    Args:
+        data: what to show.
+        selected_version: the version to highlight.
+
+    Returns:
+        A ``<table>`` element with one body row per version.
+
+    Example:
+        >>> html = timeline_html(TimelineData.from_lake(lake, "t"))    # doctest: +SKIP
+        >>> html.count("<tr") - 1 == len(data.versions)                # doctest: +SKIP
+        True
+    """
+    rows = []
+    styles = []
+    for entry in reversed(data.versions):
+        age = _style.format_age(data.now - entry.timestamp)
+        rows_cell = _style.format_count(entry.rows)
+        if entry.row_changes:
+            rows_cell += f' <small>({html.escape(entry.row_changes)})</small>'
+        rows.append(
+            [
+                f"v{entry.version}",
+                f'<span title="{age} ago">{_style.format_timestamp(entry.timestamp)}</span>',
+                _style.colour_swatch(_style.KIND_COLOURS[entry.kind]) + html.escape(entry.operation),
+                rows_cell,
+                f"+{entry.files_added:,}",
+                f"−{entry.files_removed:,}",
+                "within" if entry.within_retention else "expired",
+                f"<code>{html.escape(entry.query_id or '')}</code>",
+            ]
+        )
+        style = "" if entry.within_retention else f"opacity:{_style.EXPIRED_OPACITY};"
+        if entry.version == selected_version:
+            style += "font-weight:bold;background:rgba(86,180,233,0.18);"
+        styles.append(style)
+    return _style.html_table(
+        ["version", "committed", "operation", "rows", "+files", "−files", "retention", "query id"],
+        rows,
+        row_styles=styles,
+        numeric_columns=[3, 4, 5],
+    )
+
+
+def _header_html(data: TimelineData) -> str:
+    table = html.escape(data.table)
+    return (
+        f"<b>{table}</b> · current version <b>v{data.current.version}</b> · "
+        f"{len(data.versions)} versions · retention {_style.format_days(data.retention_days)}: "
+        f"time travel reaches back to {_style.format_timestamp(data.horizon)} "
+        f"<small>(as of {_style.format_timestamp(data.now)})</small>"
+    )
+
+
+def _details_html(entry: VersionEntry) -> str:
+    summary = (
+        f"<b>v{entry.version}</b> · {html.escape(entry.operation)} · "
+        f"{_style.format_timestamp(entry.timestamp)} · "
+        f"{html.escape(entry.user_name or 'unknown user')} · "
+        f"+{_style.format_bytes(entry.bytes_added)} / −{_style.format_bytes(entry.bytes_removed)}"
+    )
+    return (
+        f"<div>{summary}</div>"
+        '<div style="display:flex;gap:2em;flex-wrap:wrap;align-items:flex-start;">'
+        f"<div>{_style.key_value_table('operationParameters', entry.parameters)}</div>"
+        f"<div>{_style.key_value_table('operationMetrics', entry.metrics)}</div>"
+        "</div>"
+    )
+
+
+class VersionTimeline(ipywidgets.VBox):
+    """A live timeline of one table's versions, for notebooks.
+
+    Shows a header (table, current version, retention), a refresh button, a
+    version picker with the picked version's operationParameters and
+    operationMetrics, the versions as an HTML table, and :func:`plot_timeline`'s
+    figure. Where widgets cannot run (nbval, GitHub, PDF exports) it renders
+    as static HTML and PNG instead.
+
+    Args:
+        lake: the Lake holding the table.
+        table_name: the table as SQL names it.
+        spacing: how the figure spaces versions; see :data:`Spacing`.
+
+    Attributes:
+        data: the :class:`TimelineData` on show.
+        header: the header line (``ipywidgets.HTML``).
+        refresh_button: reloads from the lake.
+        version_picker: a ``Dropdown`` of versions, newest first.
+        details: the picked version's parameters and metrics (``HTML``).
+        table: the versions table (``HTML``).
+        plot: the figure, as a PNG in an ``Output``.
+
+    Raises:
+        LakecloneError: the table cannot be read.
+
+    Example:
+        >>> widget = VersionTimeline(lake, "t")     # doctest: +SKIP
+        >>> widget                                  # doctest: +SKIP
+        >>> widget.selected_version = 2             # doctest: +SKIP
+    """
+
+    data: TimelineData
+
+    def __init__(self, lake: Lake, table_name: str, *, spacing: Spacing = "even") -> None:
+        # Read first, so that a missing table fails before any widget is made.
+        data = TimelineData.from_lake(lake, table_name)
+        self._lake = lake
+        self._table_name = table_name
+        self._spacing: Spacing = spacing
+        self._png = b""
+        self.header = ipywidgets.HTML()
+        self.refresh_button = ipywidgets.Button(
+            description="Refresh", icon="refresh", tooltip="Reload the history from the lake"
+        )
+        self.version_picker = ipywidgets.Dropdown(
+            description="Version", layout=ipywidgets.Layout(width="auto")
+        )
+        self.details = ipywidgets.HTML()
+        self.table = ipywidgets.HTML()
+        self.plot = ipywidgets.Output()
+        super().__init__(
+            children=[
+                self.header,
+                ipywidgets.HBox([self.refresh_button, self.version_picker]),
+                self.details,
+                self.table,
+                self.plot,
+            ]
+        )
+        self.refresh_button.on_click(self._on_refresh_clicked)
+        self.version_picker.observe(self._on_version_picked, names="value")
+        self._show(data)
+
+    @property
+    def selected_version(self) -> int:
+        """The version whose details are shown; set it to pick another."""
+        return self.version_picker.value
+
+    @selected_version.setter
+    def selected_version(self, version: int) -> None:
+        self.data.entry(version)  # a KeyError here beats the Dropdown's TraitError
+        self.version_picker.value = version
+
+    def refresh(self) -> None:
+        """Reload the history and retention from the lake, keeping the picked version.
+
+        Raises:
+            LakecloneError: the table can no longer be read (e.g. it was dropped).
+        """
+        self._show(TimelineData.from_lake(self._lake, self._table_name))
+
+    def figure(self) -> Figure:
+        """A new figure of the timeline on show; see :func:`plot_timeline`."""
+        return plot_timeline(self.data, spacing=self._spacing)
+
+    def static(self) -> bytes:
+        """The timeline's figure as PNG bytes, for places widgets cannot run."""
+        return self._png
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        # Front ends pick the richest type they can render: the live widget
+        # in a kernel, else the HTML (header, table and figure), else the PNG.
+        bundle = super()._repr_mimebundle_(**kwargs) or {"text/plain": repr(self)}
+        png = base64.b64encode(self._png).decode("ascii")
+        alt = f"version timeline of {html.escape(self.data.table)}"
+        bundle["image/png"] = png
+        bundle["text/html"] = (
+            f"<div>{_header_html(self.data)}</div>{timeline_html(self.data)}"
+            f'<img src="data:image/png;base64,{png}" alt="{alt}">'
+        )
+        return bundle
+
+    def _show(self, data: TimelineData) -> None:
+        self.data = data
+        self._png = _style.figure_to_png(plot_timeline(data, spacing=self._spacing))
+        self.header.value = _header_html(data)
+        # The PNG goes in as display data rather than via `with self.plot:
+        # display(figure)`, which needs a kernel and the inline backend; this
+        # way the same code runs in tests, and no pyplot figure is left open.
+        self.plot.outputs = (
+            {
+                "output_type": "display_data",
+                "data": {
+                    "image/png": base64.b64encode(self._png).decode("ascii"),
+                    "text/plain": f"<version timeline of {data.table}>",
+                },
+                "metadata": {},
+            },
+        )
+        kept = self.version_picker.value
+        versions = [v.version for v in data.versions]
+        self.version_picker.options = [
+            (f"v{v.version} · {v.operation} · {_style.format_timestamp(v.timestamp)}", v.version)
+            for v in reversed(data.versions)
+        ]
+        self.version_picker.value = kept if kept in versions else data.current.version
+        # Setting the same value again fires no change event, so render here too.
+        self._show_selection()
+
+    def _show_selection(self) -> None:
+        selected = self.version_picker.value
+        self.details.value = _details_html(self.data.entry(selected))
+        self.table.value = timeline_html(self.data, selected_version=selected)
+
+    def _on_version_picked(self, _change: Mapping[str, Any]) -> None:
+        self._show_selection()
+
+    def _on_refresh_clicked(self, _button: ipywidgets.Button) -> None:
+        try:
+            self.refresh()
+        except LakecloneError as error:
+            # A click handler's exception goes to the kernel log, not the
+            # notebook; show it where the user is looking.
+            self.header.value = (
+                f'<span style="color:{_style.KIND_COLOURS["delete"]};">Refresh failed: '
+                f"{html.escape(str(error))}</span><br>{_header_html(self.data)}"
+            )
+
+
+def timeline(lake: Lake, table_name: str, *, spacing: Spacing = "even") -> VersionTimeline:
+    """A :class:`VersionTimeline` of one table: the notebook one-liner.
+
+    Args:
+        lake: the Lake holding the table.
+        table_name: the table as SQL names it.
+        spacing: how the figure spaces versions; see :data:`Spacing`.
+
+    Returns:
+        The widget; leave it last in a cell to show it.
+
+    Example:
+        >>> import lakeclone
+        >>> from lakeclone.widgets import timeline
+        >>> lake = lakeclone.connect()                 # doctest: +SKIP
+        >>> timeline(lake, "orders")                   # doctest: +SKIP
+    """
+    return VersionTimeline(lake, table_name, spacing=spacing)

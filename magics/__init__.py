@@ -1,0 +1,27 @@
+"""IPython magics for lakeclone: ``%lsql`` and ``%%lsql``.
+
+Example:
+    In a notebook::
+
+        %load_ext lakeclone
+
+        %%lsql
+        SELECT * FROM orders AT(OFFSET => -60)
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lakeclone.magics.magic import LsqlCellError, LsqlMagics
+from lakeclone.magics.result import LsqlResult
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
+__all__ = ["LsqlCellError", "LsqlMagics", "LsqlResult", "load_ipython_extension"]
+
+
+def load_ipython_extension(ipython: InteractiveShell) -> None:
+    """Register the ``%lsql`` magics with ``ipython`` (what ``%load_ext lakeclone`` calls)."""
+    ipython.register_magics(LsqlMagics)

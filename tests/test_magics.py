@@ -1,0 +1,375 @@
+"""The IPython layer: parsing, interpolation, the cell's DataFrame, error display, real cells."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING
+
+import pandas as pd
+import pytest
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import ExecutionResult, InteractiveShell
+from traitlets.config import Config
+
+import lakeclone
+from lakeclone.errors import LakecloneError, ObjectNotFoundError
+from lakeclone.magics import LsqlCellError, LsqlMagics, LsqlResult
+from lakeclone.magics.command import LsqlCommand, interpolate, sql_literal
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from pyspark.sql import SparkSession
+
+
+class TestingShell(InteractiveShell):
+    """An IPython shell whose ``run_cell`` raises the cell's error instead of printing it."""
+
+    __test__ = False  # not a test class, despite the name
+
+    def run_cell(self, *args, **kwargs) -> ExecutionResult:
+        result = super().run_cell(*args, **kwargs)
+        result.raise_error()
+        return result
+
+    def run_cell_quietly_failing(self, code: str) -> ExecutionResult:
+        """Run a cell as a notebook would: errors are displayed, not raised."""
+        return super().run_cell(code)
+
+
+@pytest.fixture
+def ip() -> Iterator[TestingShell]:
+    config = Config()
+    config.HistoryAccessor.enabled = False  # no history database in ~/.ipython
+    shell = TestingShell(config=config)
+    shell.run_cell("%load_ext lakeclone")
+    yield shell
+    shell.clear_instance()
+
+
+def parse(line: str, cell: str | None = None, **namespace: object) -> LsqlCommand:
+    return LsqlCommand.parse(line, cell, magic=LsqlMagics.lsql, namespace=namespace)
+
+
+# --- parsing the magic line and cell (no Spark) ---
+
+
+def test_cell_options_are_parsed_and_sql_is_the_cell() -> None:
+    command = parse("-o result --lake other", "SELECT 1;\nSELECT 2")
+    assert command == LsqlCommand(sql="SELECT 1;\nSELECT 2", out="result", lake="other")
+
+
+def test_line_magic_takes_options_then_sql() -> None:
+    command = parse("--out=n  --lake  other SELECT COUNT(*) FROM t", None)
+    assert command == LsqlCommand(sql="SELECT COUNT(*) FROM t", out="n", lake="other")
+
+
+def test_line_magic_without_options_is_all_sql() -> None:
+    assert parse("SELECT '-o x'", None) == LsqlCommand(sql="SELECT '-o x'", out=None, lake=None)
+
+
+def test_unknown_option_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="unrecognized arguments: --verbose"):
+        parse("--verbose yes", "SELECT 1")
+
+
+def test_out_must_be_a_python_name() -> None:
+    with pytest.raises(LakecloneError, match="'2x' is not a Python variable name"):
+        parse("-o 2x", "SELECT 1")
+
+
+def test_no_sql_is_an_error() -> None:
+    with pytest.raises(LakecloneError, match="no SQL to run"):
+        parse("-o x", None)
+
+
+# --- interpolation (no Spark) ---
+
+
+@pytest.mark.parametrize(
+    ("value", "literal"),
+    [
+        ("O'Brien", "'O''Brien'"),
+        ("back\\slash", "'back\\\\slash'"),
+        ("", "''"),
+        (42, "42"),
+        (-7, "-7"),
+        (1.5, "1.5"),
+        (1e-20, "1e-20"),
+        (True, "TRUE"),
+        (False, "FALSE"),
+        (None, "NULL"),
+        (dt.date(2024, 2, 29), "DATE '2024-02-29'"),
+        (dt.datetime(2024, 1, 1, 12, 30), "TIMESTAMP '2024-01-01 12:30:00'"),
+        (
+            dt.datetime(2024, 1, 1, 12, 30, 0, 250, tzinfo=dt.timezone(dt.timedelta(hours=2))),
+            "TIMESTAMP '2024-01-01 10:30:00.000250+00:00'",
+        ),
+        (pd.Timestamp("2024-01-01 00:00", tz="UTC"), "TIMESTAMP '2024-01-01 00:00:00+00:00'"),
+    ],
+)
+def test_sql_literal(value: object, literal: str) -> None:
+    assert sql_literal(value) == literal
+
+
+@pytest.mark.parametrize("value", [[1, 2], {"a": 1}, b"bytes", object(), dt.time(12)])
+def test_sql_literal_refuses_other_types(value: object) -> None:
+    with pytest.raises(LakecloneError, match=r"Cannot substitute :v: a \w+ is not a SQL literal"):
+        sql_literal(value, name="v")
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_sql_literal_refuses_non_finite_floats(value: float) -> None:
+    with pytest.raises(LakecloneError, match="has no SQL literal"):
+        sql_literal(value, name="v")
+
+
+def test_interpolate_substitutes_parameters() -> None:
+    sql = "SELECT * FROM t WHERE name = :name AND n IN (:n,:n) AND (x=:flag)"
+    assert interpolate(sql, {"name": "O'Brien", "n": 3, "flag": None}) == (
+        "SELECT * FROM t WHERE name = 'O''Brien' AND n IN (3,3) AND (x=NULL)"
+    )
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT x::INT, '2024-01-01'::DATE, (x)::STRING FROM t",
+        'SELECT v:name, v:name.first, v:"quoted", "col":field, arr[0]:f, f(v):g FROM t',
+        "SELECT * FROM t AT(TIMESTAMP => '2024-01-01'::TIMESTAMP)",
+        "SELECT ':name', 'it''s :name', 'a\\' :name' FROM t",
+        'SELECT "weird :name" FROM t',
+        "SELECT $$ :name $$ FROM t",
+        "SELECT 1 -- :name\nFROM t // :name\n/* :name\n :name */",
+        "SELECT {'k':name} FROM t",
+        "SELECT :1, ':{{name}}', '{{name}}' FROM t",
+    ],
+)
+def test_interpolate_leaves_casts_paths_strings_and_comments_alone(sql: str) -> None:
+    assert interpolate(sql, {}) == sql
+
+
+def test_interpolate_unknown_variable_is_an_error() -> None:
+    with pytest.raises(
+        LakecloneError, match="Cannot substitute :missing: no Python variable 'missing'"
+    ):
+        interpolate("SELECT :missing", {})
+
+
+def test_interpolate_identifiers() -> None:
+    namespace = {"table": "db.public.orders", "col": "amount_$"}
+    assert interpolate("SELECT {{ col }} FROM {{table}}", namespace) == (
+        "SELECT amount_$ FROM db.public.orders"
+    )
+
+
+@pytest.mark.parametrize("value", ["orders; DROP TABLE x", "a b", "a..b", "1abc", "", 3])
+def test_interpolate_refuses_non_identifiers(value: object) -> None:
+    with pytest.raises(
+        LakecloneError, match=r"Cannot substitute \{\{t\}\}: .* is not a SQL identifier"
+    ):
+        interpolate("SELECT * FROM {{t}}", {"t": value})
+
+
+def test_interpolate_unknown_identifier_variable_is_an_error() -> None:
+    with pytest.raises(
+        LakecloneError, match=r"Cannot substitute \{\{t\}\}: no Python variable 't'"
+    ):
+        interpolate("SELECT * FROM {{t}}", {})
+
+
+# --- the result DataFrame (no Spark) ---
+
+
+def result_of(rows: int, *, truncated: bool = False, display_limit: int = 3) -> LsqlResult:
+    return LsqlResult(
+        pd.DataFrame({"N": range(rows)}),
+        elapsed=0.4213,
+        truncated=truncated,
+        max_rows=rows,
+        display_limit=display_limit,
+        query_id="q1",
+    )
+
+
+def test_small_result_shows_everything() -> None:
+    result = result_of(1)
+    assert result.footer() == "1 row · 0.42 s"
+    assert result._repr_html_().count("<tr") == 2  # header + 1 row
+    assert repr(result).endswith("\n1 row · 0.42 s")
+
+
+def test_display_limit_caps_rows_shown() -> None:
+    result = result_of(1234, display_limit=20)
+    assert result.footer() == "1,234 rows · 0.42 s · showing first 20 of 1,234 rows"
+    html = result._repr_html_()
+    assert html.count("<tr") == 21  # header + 20 rows
+    assert "1,234 rows · 0.42 s · showing first 20 of 1,234 rows" in html
+
+
+def test_truncated_result_says_so() -> None:
+    result = result_of(10_000, truncated=True, display_limit=20)
+    assert result.footer() == (
+        "more than 10,000 rows · 0.42 s · showing first 20"
+        " · fetched first 10,000 rows; use lake.sql(...) for all"
+    )
+    assert "fetched first 10,000 rows; use lake.sql(...) for all" in result._repr_html_()
+
+
+def test_result_is_a_dataframe_and_derived_frames_are_plain() -> None:
+    result = result_of(5)
+    assert isinstance(result, pd.DataFrame)
+    assert result.query_id == "q1"
+    assert type(result[result["N"] > 2]) is pd.DataFrame
+    assert type(result.head(2)) is pd.DataFrame
+
+
+# --- the shell, before any SQL runs (no Spark) ---
+
+
+def test_unknown_variable_fails_the_cell_with_just_the_message(
+    ip: TestingShell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outcome = ip.run_cell_quietly_failing("%%lsql\nSELECT :nope")
+    assert not outcome.success
+    assert isinstance(outcome.error_in_exec, LsqlCellError)
+    out = capsys.readouterr().out
+    assert out.strip() == "Cannot substitute :nope: no Python variable 'nope' is defined."
+
+
+def test_lake_option_must_name_a_lake(ip: TestingShell) -> None:
+    ip.user_ns["not_a_lake"] = 3
+    with pytest.raises(LsqlCellError, match="'not_a_lake' is a int, not a lakeclone Lake"):
+        ip.run_cell("%%lsql --lake not_a_lake\nSELECT 1")
+    with pytest.raises(LsqlCellError, match="no Python variable 'nowhere'"):
+        ip.run_cell("%lsql --lake nowhere SELECT 1")
+
+
+def test_config_sets_limits(ip: TestingShell) -> None:
+    ip.run_cell("%config LsqlMagics.display_limit = 20")
+    ip.run_cell("%config LsqlMagics.max_rows = 500")
+    magics = ip.magics_manager.registry["LsqlMagics"]
+    assert (magics.display_limit, magics.max_rows) == (20, 500)
+
+
+def test_cell_error_renders_as_its_message() -> None:
+    error = LsqlCellError(str(ObjectNotFoundError("DB.PUBLIC.T", kind="Table")))
+    assert error._render_traceback_() == [
+        "SQL compilation error:",
+        "Table 'DB.PUBLIC.T' does not exist or not authorized.",
+    ]
+
+
+# --- real cells on a real Lake ---
+
+
+@pytest.mark.spark
+def test_cell_runs_statements_and_returns_the_last_result(
+    ip: TestingShell, lake: lakeclone.Lake
+) -> None:
+    result = ip.run_cell(
+        "%%lsql\n"
+        "CREATE TABLE people (id INT, name STRING);\n"
+        "INSERT INTO people VALUES (1, 'Ada'), (2, 'Grace');\n"
+        "SELECT * FROM people ORDER BY id"
+    ).result
+    assert isinstance(result, LsqlResult)
+    assert result.values.tolist() == [[1, "Ada"], [2, "Grace"]]
+    assert result.query_id == lake.last_query_id
+    assert result.elapsed > 0
+
+
+@pytest.mark.spark
+def test_out_stores_the_result(ip: TestingShell, lake: lakeclone.Lake) -> None:
+    ip.run_cell("%%lsql -o answer\nSELECT 42 AS n")
+    assert isinstance(ip.user_ns["answer"], LsqlResult)
+    assert ip.user_ns["answer"].iloc[0, 0] == 42
+
+
+@pytest.mark.spark
+def test_line_magic(ip: TestingShell, lake: lakeclone.Lake) -> None:
+    ip.run_cell("x = %lsql SELECT 1 + 1 AS two")
+    assert ip.user_ns["x"].iloc[0, 0] == 2
+    ip.run_cell("%lsql -o y SELECT 3 AS three")
+    assert ip.user_ns["y"].iloc[0, 0] == 3
+
+
+@pytest.mark.spark
+def test_interpolated_values_round_trip(ip: TestingShell, lake: lakeclone.Lake) -> None:
+    ip.user_ns.update(
+        name="O'Brien",
+        n=7,
+        nothing=None,
+        when=dt.datetime(2024, 3, 1, 8, 30, tzinfo=dt.timezone.utc),
+    )
+    ip.run_cell(
+        "%%lsql\n"
+        "CREATE TABLE t (name STRING, n INT, gone STRING, at TIMESTAMP_NTZ);\n"
+        "INSERT INTO t VALUES (:name, :n, :nothing, :when)"
+    )
+    row = ip.run_cell("%lsql SELECT * FROM t").result.iloc[0]
+    assert row.iloc[0] == "O'Brien"
+    assert row.iloc[1] == 7
+    assert row.iloc[2] is None
+    assert pd.Timestamp(row.iloc[3]) == pd.Timestamp("2024-03-01 08:30")
+
+
+@pytest.mark.spark
+def test_casts_are_untouched(ip: TestingShell, lake: lakeclone.Lake) -> None:
+    assert ip.run_cell("%lsql SELECT '42'::INT AS n").result.iloc[0, 0] == 42
+
+
+@pytest.mark.spark
+def test_engine_error_fails_the_cell_with_just_the_message(
+    ip: TestingShell, lake: lakeclone.Lake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outcome = ip.run_cell_quietly_failing("%%lsql\nSELECT * FROM no_such_table")
+    assert not outcome.success
+    error = outcome.error_in_exec
+    assert isinstance(error, LsqlCellError)
+    assert isinstance(error.__cause__, ObjectNotFoundError)
+    out = capsys.readouterr().out
+    assert out.startswith("SQL compilation error:\n")
+    assert "does not exist or not authorized." in out
+    assert "Traceback" not in out
+    assert error._render_traceback_() == out.strip().splitlines()
+
+
+@pytest.mark.spark
+def test_error_while_fetching_rows_is_a_cell_error(ip: TestingShell, lake: lakeclone.Lake) -> None:
+    # Spark runs a SELECT only when the magic fetches its rows.
+    with pytest.raises(LsqlCellError, match="cannot be cast"):
+        ip.run_cell("%lsql SELECT CAST('x' AS INT)")
+
+
+@pytest.mark.spark
+def test_display_limit_and_fetch_cap(ip: TestingShell, lake: lakeclone.Lake) -> None:
+    ip.run_cell("%config LsqlMagics.display_limit = 3")
+    ip.run_cell("%config LsqlMagics.max_rows = 5")
+    values = ", ".join(f"({i})" for i in range(10))
+    ip.run_cell(f"%%lsql\nCREATE TABLE ten (i INT);\nINSERT INTO ten VALUES {values}")
+    result = ip.run_cell("%lsql SELECT * FROM ten ORDER BY i").result
+    assert result.iloc[:, 0].tolist() == [0, 1, 2, 3, 4]
+    assert result.truncated
+    html = result._repr_html_()
+    assert html.count("<tr") == 4  # header + 3 rows
+    assert "more than 5 rows" in html
+    assert "fetched first 5 rows; use lake.sql(...) for all" in html
+
+
+@pytest.mark.spark
+def test_lake_option_picks_the_lake(
+    ip: TestingShell,
+    lake: lakeclone.Lake,
+    spark: SparkSession,
+    clock: lakeclone.ManualClock,
+    tmp_path: Path,
+) -> None:
+    ip.user_ns["first"] = lake
+    other = lakeclone.connect(tmp_path / "other", spark=spark, clock=clock)
+    assert lakeclone.lake.latest() is other
+    ip.run_cell("%%lsql --lake first\nCREATE TABLE only_in_first (i INT)")
+    ip.run_cell("%lsql --lake first SELECT * FROM only_in_first")
+    with pytest.raises(LsqlCellError, match="does not exist or not authorized"):
+        ip.run_cell("%lsql SELECT * FROM only_in_first")
