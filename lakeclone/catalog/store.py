@@ -462,6 +462,12 @@ class Catalog:
             "UPDATE tables SET purged_at = ? WHERE id = ?", (timestamp_text(now), table.id)
         )
 
+    def rename_schema(self, schema: SchemaEntry, name: str) -> None:
+        self._db.execute("UPDATE schemas SET name = ? WHERE id = ?", (name, schema.id))
+
+    def rename_database(self, database: DatabaseEntry, name: str) -> None:
+        self._db.execute("UPDATE databases SET name = ? WHERE id = ?", (name, database.id))
+
     def rename_table(self, table: TableEntry, schema: SchemaEntry, name: str) -> None:
         self._db.execute(
             "UPDATE tables SET schema_id = ?, name = ? WHERE id = ?", (schema.id, name, table.id)

@@ -68,15 +68,13 @@ def check_key(keys: list[str], columns: list[str]) -> list[str]:
     Raises:
         SqlCompilationError: the key is empty, repeats itself or names an unknown column.
     """
-    from lakeclone.dialect import Lsql
-
     if not keys:
         raise SqlCompilationError("A clustering key needs at least one column or expression.")
     if len({k.upper() for k in keys}) != len(keys):
         raise SqlCompilationError("A clustering key must not repeat a column or expression.")
     upper = {c.upper() for c in columns}
     for key in keys:
-        for column in sqlglot.parse_one(key, read=Lsql).find_all(exp.Column):
+        for column in sqlglot.parse_one(key, read="snowflake").find_all(exp.Column):
             if column.name.upper() not in upper:
                 raise SqlCompilationError(f"invalid identifier '{column.name}'")
     return keys
@@ -207,9 +205,7 @@ def compact(
 
 
 def _spark_key(key: str) -> str:
-    from lakeclone.dialect import Lsql
-
-    return sqlglot.parse_one(key, read=Lsql).sql(dialect="spark")
+    return sqlglot.parse_one(key, read="snowflake").sql(dialect="spark")
 
 
 def _commit(

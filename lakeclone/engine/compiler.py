@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
@@ -19,9 +20,16 @@ def bind_tables(expression: exp.Expression, tables: Tables) -> exp.Expression:
 
     Each reference is replaced by the view of the table at its time-travel
     point (or now), aliased to the name the query used, so that ``t.col``
-    keeps resolving. CTE names are left alone.
+    keeps resolving. CTE names are left alone. The session functions answer
+    from lakeclone's session and the Lake's clock, not from Spark's.
     """
     bound = expression.copy()
+    for node in list(bound.find_all(exp.CurrentDatabase, exp.CurrentSchema, exp.CurrentTimestamp, exp.CurrentDate)):
+        value = _session_value(node, tables)
+        if isinstance(node.parent, exp.Select) and node.arg_key == "expressions":
+            # Snowflake names such a column after the call: CURRENT_DATABASE().
+            value = exp.alias_(value, exp.to_identifier(node.sql(dialect="snowflake").upper(), quoted=True))
+        node.replace(value)
     ctes = {cte.alias_or_name for cte in bound.find_all(exp.CTE)}
     for table in list(bound.find_all(exp.Table)):
         if not isinstance(table.this, exp.Identifier):
@@ -34,6 +42,17 @@ def bind_tables(expression: exp.Expression, tables: Tables) -> exp.Expression:
         alias = table.args.get("alias") or exp.TableAlias(this=exp.to_identifier(table.name))
         table.replace(exp.Table(this=exp.to_identifier(view), alias=alias))
     return bound
+
+
+def _session_value(node: exp.Expression, tables: Tables) -> exp.Expression:
+    if isinstance(node, exp.CurrentDatabase):
+        return exp.Literal.string(tables.session.database or "") if tables.session.database else exp.null()
+    if isinstance(node, exp.CurrentSchema):
+        return exp.Literal.string(tables.session.schema or "") if tables.session.schema else exp.null()
+    moment = tables.now.astimezone(dt.timezone.utc)
+    if isinstance(node, exp.CurrentDate):
+        return exp.cast(exp.Literal.string(moment.date().isoformat()), exp.DataType.Type.DATE)
+    return exp.cast(exp.Literal.string(moment.strftime("%Y-%m-%d %H:%M:%S.%f")), exp.DataType.Type.TIMESTAMP)
 
 
 def to_spark(expression: exp.Expression) -> str:

@@ -366,20 +366,48 @@ def use(execution: Execution) -> DataFrame:
 
 
 def alter(execution: Execution) -> DataFrame:
+    """ALTER TABLE|SCHEMA|DATABASE x RENAME TO y; other ALTERs have statements of their own."""
     expression = execution.expression
     kind = str(expression.args.get("kind") or "").upper()
     actions = expression.args.get("actions") or []
-    if kind != "TABLE" or len(actions) != 1 or not isinstance(actions[0], exp.AlterRename):
+    renames = {"TABLE": _rename_table, "SCHEMA": _rename_schema, "DATABASE": _rename_database}
+    if kind not in renames or len(actions) != 1 or not isinstance(actions[0], exp.AlterRename):
         raise UnsupportedStatementError(execution.sql)
-    catalog = execution.catalog
-    new_name = execution.tables.name(actions[0].this)
-    with catalog.transaction():
-        entry = execution.tables.entry(expression.this)
-        schema = require_schema(execution, new_name.database, new_name.schema)
-        if catalog.table(new_name.database, new_name.schema, new_name.name) is not None:
-            raise ObjectExistsError(new_name.name)
-        catalog.rename_table(entry, schema, new_name.name)
+    with execution.catalog.transaction():
+        renames[kind](execution, expression.this, actions[0].this)
     return results.status(execution.spark, "Statement executed successfully.")
+
+
+def _rename_table(execution: Execution, old: exp.Table, new: exp.Table) -> None:
+    new_name = execution.tables.name(new)
+    entry = execution.tables.entry(old)
+    schema = require_schema(execution, new_name.database, new_name.schema)
+    if execution.catalog.table(new_name.database, new_name.schema, new_name.name) is not None:
+        raise ObjectExistsError(new_name.name)
+    execution.catalog.rename_table(entry, schema, new_name.name)
+
+
+def _rename_schema(execution: Execution, old: exp.Table, new: exp.Table) -> None:
+    database, name = schema_name(old, database=execution.session.database)
+    schema = require_schema(execution, database, name)
+    new_database, new_name = schema_name(new, database=database)
+    if new_database != database:
+        raise SqlCompilationError("A schema cannot be moved to another database by RENAME.")
+    if execution.catalog.schema(database, new_name) is not None:
+        raise ObjectExistsError(new_name)
+    execution.catalog.rename_schema(schema, new_name)
+    if execution.session.database == database and execution.session.schema == name:
+        execution.session.schema = new_name
+
+
+def _rename_database(execution: Execution, old: exp.Table, new: exp.Table) -> None:
+    name, new_name = database_name(old), database_name(new)
+    database = require_database(execution, name)
+    if execution.catalog.database(new_name) is not None:
+        raise ObjectExistsError(new_name)
+    execution.catalog.rename_database(database, new_name)
+    if execution.session.database == name:
+        execution.session.database = new_name
 
 
 def set_parameters(execution: Execution) -> DataFrame:

@@ -182,10 +182,8 @@ def constant_sql(default: ColumnDefault) -> str:
     """A constant default as Spark SQL."""
     import sqlglot
 
-    from lakeclone.dialect import Lsql
-
     assert default.expression is not None
-    return sqlglot.parse_one(default.expression, read=Lsql).sql(dialect="spark")
+    return sqlglot.parse_one(default.expression, read="snowflake").sql(dialect="spark")
 
 
 def reserve(catalog: Catalog, entry: TableEntry, default: ColumnDefault, count: int) -> tuple[int, int]:

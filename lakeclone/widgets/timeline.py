@@ -76,8 +76,9 @@ class VersionEntry:
         bytes_added: bytes of the files added.
         bytes_removed: bytes of the files removed.
         query_id: the statement's id, for ``BEFORE(STATEMENT => '<id>')``.
-        within_retention: whether the commit is at or after the retention
-            horizon, i.e. still on the time-travel side of the line.
+        within_retention: whether time travel can still reach this version: it
+            is the current one, or it was still current at the retention horizon
+            or later (the next version was committed after the horizon).
         parameters: ``operationParameters``.
         metrics: ``operationMetrics``, decimal strings.
     """
@@ -191,8 +192,14 @@ class TimelineData:
         now = lake.now().astimezone(dt.timezone.utc)
         horizon = now - dt.timedelta(days=retention_days)
 
+        ordered = sorted(rows, key=lambda r: r["version"])
+        # A version is readable until the next one replaces it, so what decides
+        # is when its successor was committed; the newest is always readable.
+        replaced_at = [
+            _EPOCH + dt.timedelta(microseconds=later["commit_micros"]) for later in ordered[1:]
+        ] + [None]
         versions = []
-        for row in sorted(rows, key=lambda r: r["version"]):
+        for row, successor in zip(ordered, replaced_at):
             timestamp = _EPOCH + dt.timedelta(microseconds=row["commit_micros"])
             metrics = dict(row["operationMetrics"] or {})
             versions.append(
@@ -208,7 +215,7 @@ class TimelineData:
                     bytes_added=_int_or_none(metrics.get("numAddedBytes")) or 0,
                     bytes_removed=_int_or_none(metrics.get("numRemovedBytes")) or 0,
                     query_id=row["queryId"],
-                    within_retention=timestamp >= horizon,
+                    within_retention=successor is None or successor >= horizon,
                     parameters=dict(row["operationParameters"] or {}),
                     metrics=metrics,
                 )

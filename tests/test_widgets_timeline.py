@@ -1,0 +1,254 @@
+"""The version timeline widget, on a real Lake: real Spark, real Delta, a manual clock."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+from typing import TYPE_CHECKING
+
+import pytest
+from matplotlib import dates as mdates
+from matplotlib.figure import Figure
+
+from lakeclone.errors import LakecloneError
+from lakeclone.widgets import TimelineData, VersionTimeline, plot_timeline, timeline, timeline_html
+
+if TYPE_CHECKING:
+    import lakeclone
+
+pytestmark = pytest.mark.spark
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture
+def aged_table(lake: lakeclone.Lake, clock: lakeclone.ManualClock) -> str:
+    """Table ``t``: four commits on 2024-01-01, then a one-day retention and a commit two days later.
+
+    Versions 0-3 (CREATE TABLE, WRITE, UPDATE, DELETE) end up beyond the
+    retention horizon; version 4 (WRITE) is within it.
+    """
+    lake.sql("CREATE TABLE t (id INT, name STRING)")
+    lake.sql("INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+    lake.sql("UPDATE t SET name = 'z' WHERE id = 1")
+    lake.sql("DELETE FROM t WHERE id = 2")
+    lake.sql("ALTER TABLE t SET DATA_RETENTION_TIME_IN_DAYS = 1")
+    clock.advance(days=2)
+    lake.sql("INSERT INTO t VALUES (4, 'd')")
+    return "t"
+
+
+def history_metrics(lake: lakeclone.Lake, table: str) -> dict[int, dict[str, str]]:
+    history = lake.sql(f"DESCRIBE HISTORY {table}").collect()
+    return {row["version"]: row["operationMetrics"] for row in history}
+
+
+def body_rows(table_html: str) -> int:
+    # One header row in <thead>; every other <tr is a version.
+    return table_html.count("<tr") - 1
+
+
+# TimelineData ---------------------------------------------------------------
+
+
+def test_timeline_data_lists_versions_oldest_first_with_their_operations(lake, aged_table):
+    data = TimelineData.from_lake(lake, aged_table)
+
+    assert data.table == "t"
+    assert [v.version for v in data.versions] == [0, 1, 2, 3, 4]
+    assert [v.operation for v in data.versions] == ["CREATE TABLE", "WRITE", "UPDATE", "DELETE", "WRITE"]
+    assert data.current.version == 4
+    assert data.entry(2).operation == "UPDATE"
+    with pytest.raises(KeyError):
+        data.entry(99)
+
+
+def test_timeline_data_reads_rows_and_files_from_the_operation_metrics(lake, aged_table):
+    data = TimelineData.from_lake(lake, aged_table)
+    metrics = history_metrics(lake, aged_table)
+
+    for entry in data.versions:
+        assert entry.files_added == int(metrics[entry.version]["numAddedFiles"])
+        assert entry.files_removed == int(metrics[entry.version]["numRemovedFiles"])
+        assert entry.bytes_added == int(metrics[entry.version]["numAddedBytes"])
+        assert entry.metrics == metrics[entry.version]
+    create, insert, update, delete, late_insert = data.versions
+    assert (create.files_added, create.files_removed) == (0, 0)
+    assert insert.files_added >= 1 and insert.files_removed == 0 and insert.rows == 3
+    assert update.files_added >= 1 and update.files_removed >= 1
+    assert update.row_changes == "1 updated"
+    assert delete.files_removed >= 1
+    assert delete.row_changes == "1 deleted"
+    assert late_insert.rows == 1
+
+
+def test_timeline_data_puts_versions_older_than_retention_beyond_the_horizon(lake, clock, aged_table):
+    data = TimelineData.from_lake(lake, aged_table)
+
+    assert data.retention_days == 1
+    assert data.now.tzinfo is not None
+    assert data.now <= clock.peek()
+    assert data.horizon == data.now - dt.timedelta(days=1)
+    assert all(v.timestamp.tzinfo is not None for v in data.versions)
+    assert data.versions[0].timestamp.date() == dt.date(2024, 1, 1)
+    assert data.versions[-1].timestamp.date() == dt.date(2024, 1, 3)
+    # Version 3 was current until version 4 replaced it, after the horizon.
+    assert [v.within_retention for v in data.versions] == [False, False, False, True, True]
+
+
+def test_timeline_retention_flags_agree_with_what_time_travel_can_read(lake, aged_table):
+    data = TimelineData.from_lake(lake, aged_table)
+
+    for entry in data.versions:
+        query = f"SELECT COUNT(*) FROM {aged_table} AT(VERSION => {entry.version})"
+        if entry.within_retention:
+            lake.sql(query).collect()
+        else:
+            with pytest.raises(LakecloneError, match="Time travel data is not available"):
+                lake.sql(query).collect()
+
+
+def test_timeline_data_of_a_fresh_table_is_all_within_the_default_retention(lake):
+    lake.sql("CREATE TABLE fresh (id INT)")
+    lake.sql("INSERT INTO fresh VALUES (1)")
+
+    data = TimelineData.from_lake(lake, "fresh")
+
+    assert data.retention_days == 7
+    assert [v.within_retention for v in data.versions] == [True, True]
+
+
+def test_timeline_data_of_a_missing_table_raises(lake):
+    with pytest.raises(LakecloneError):
+        TimelineData.from_lake(lake, "no_such_table")
+
+
+# plot_timeline --------------------------------------------------------------
+
+
+def test_plot_timeline_draws_one_marker_per_version_and_the_horizon(lake, aged_table):
+    data = TimelineData.from_lake(lake, aged_table)
+
+    figure = plot_timeline(data)
+
+    assert isinstance(figure, Figure)
+    [ax] = figure.axes
+    [markers] = [c for c in ax.collections if c.get_gid() == "versions"]
+    assert len(markers.get_offsets()) == 5
+    # Expired versions are drawn faded, those time travel can still reach opaque.
+    assert [alpha < 1 for alpha in markers.get_facecolors()[:, 3]] == [True, True, True, False, False]
+    [horizon] = [line for line in ax.lines if line.get_gid() == "retention-horizon"]
+    assert horizon.get_xdata()[0] == pytest.approx(2.5)  # between v2 and v3
+    assert [p for p in ax.patches if p.get_gid() == "expired-region"]
+    added_bars = [p for p in ax.patches if p.get_gid() == "files-added"]
+    assert [bar.get_height() for bar in added_bars] == [v.files_added for v in data.versions]
+    labels = [t.get_text() for t in ax.texts if t.get_gid() == "version-label"]
+    assert labels == ["v0", "v1", "v2", "v3", "v4"]
+
+
+def test_plot_timeline_by_time_puts_the_horizon_at_its_time(lake, aged_table):
+    data = TimelineData.from_lake(lake, aged_table)
+    figure = Figure()
+    ax = figure.add_subplot()
+
+    assert plot_timeline(data, ax, spacing="time") is figure
+
+    [horizon] = [line for line in ax.lines if line.get_gid() == "retention-horizon"]
+    assert horizon.get_xdata()[0] == pytest.approx(mdates.date2num(data.horizon))
+    [markers] = [c for c in ax.collections if c.get_gid() == "versions"]
+    commit_times = [mdates.date2num(v.timestamp) for v in data.versions]
+    assert list(markers.get_offsets()[:, 0]) == pytest.approx(commit_times)
+    with pytest.raises(ValueError, match="spacing"):
+        plot_timeline(data, spacing="log")  # type: ignore[arg-type]
+
+
+def test_plot_timeline_leaves_no_pyplot_figures_open(lake, aged_table):
+    import matplotlib.pyplot as plt
+
+    open_before = plt.get_fignums()
+
+    plot_timeline(TimelineData.from_lake(lake, aged_table))
+
+    assert plt.get_fignums() == open_before
+
+
+# timeline_html --------------------------------------------------------------
+
+
+def test_timeline_html_has_one_row_per_version_newest_first_expired_faded(lake, aged_table):
+    data = TimelineData.from_lake(lake, aged_table)
+
+    table = timeline_html(data, selected_version=2)
+
+    assert body_rows(table) == 5
+    assert table.index(">v4<") < table.index(">v3<") < table.index(">v0<")
+    assert table.count("opacity:") == 3
+    assert table.count("font-weight:bold") == 1
+    for entry in data.versions:
+        assert entry.query_id and entry.query_id in table
+
+
+# VersionTimeline ------------------------------------------------------------
+
+
+def test_widget_shows_header_table_and_figure(lake, aged_table):
+    widget = timeline(lake, aged_table)
+
+    assert isinstance(widget, VersionTimeline)
+    assert "current version <b>v4</b>" in widget.header.value
+    assert "retention 1 day" in widget.header.value
+    assert body_rows(widget.table.value) == 5
+    [output] = widget.plot.outputs
+    assert base64.b64decode(output["data"]["image/png"]).startswith(PNG_SIGNATURE)
+    assert widget.selected_version == 4
+    assert [value for _label, value in widget.version_picker.options] == [4, 3, 2, 1, 0]
+
+
+def test_picking_a_version_shows_its_parameters_and_metrics(lake, aged_table):
+    widget = timeline(lake, aged_table)
+
+    widget.selected_version = 2
+
+    assert "<b>v2</b> · UPDATE" in widget.details.value
+    assert "numUpdatedRows" in widget.details.value
+    assert "operationParameters" in widget.details.value
+    assert widget.table.value.count("font-weight:bold") == 1
+    with pytest.raises(KeyError):
+        widget.selected_version = 99
+
+
+def test_refresh_button_picks_up_a_new_commit_and_keeps_the_pick(lake, aged_table):
+    widget = timeline(lake, aged_table)
+    widget.selected_version = 1
+
+    lake.sql("INSERT INTO t VALUES (5, 'e')")
+    widget.refresh_button.click()
+
+    assert widget.data.current.version == 5
+    assert body_rows(widget.table.value) == 6
+    assert "current version <b>v5</b>" in widget.header.value
+    assert widget.selected_version == 1
+
+
+def test_refresh_of_a_dropped_table_raises_and_the_button_reports_it(lake, aged_table):
+    widget = timeline(lake, aged_table)
+    lake.sql("DROP TABLE t")
+
+    with pytest.raises(LakecloneError):
+        widget.refresh()
+    widget.refresh_button.click()
+
+    assert "Refresh failed" in widget.header.value
+    assert body_rows(widget.table.value) == 5  # the last good timeline stays on show
+
+
+def test_static_rendering_is_png_and_the_mimebundle_falls_back_to_it(lake, aged_table):
+    widget = timeline(lake, aged_table)
+
+    assert widget.static().startswith(PNG_SIGNATURE)
+    assert isinstance(widget.figure(), Figure)
+    bundle = widget._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert base64.b64decode(bundle["image/png"]) == widget.static()
+    assert body_rows(bundle["text/html"].split("<img")[0]) == 5
+    assert "data:image/png;base64," in bundle["text/html"]
