@@ -376,9 +376,11 @@ class Catalog:
         ).fetchone()
         return self._table(row) if row else None
 
-    def tables(self, schema: SchemaEntry) -> list[TableEntry]:
+    def tables(self, schema: SchemaEntry, *, dropped: bool = False) -> list[TableEntry]:
+        """A schema's live tables; with ``dropped``, also those dropped but not yet purged."""
+        live = "t.purged_at IS NULL" if dropped else "t.dropped_at IS NULL"
         rows = self._db.execute(
-            self._TABLE_SELECT + " AND s.id = ? AND t.dropped_at IS NULL ORDER BY t.name",
+            self._TABLE_SELECT + f" AND s.id = ? AND {live} ORDER BY t.name, t.created_at",
             (schema.id,),
         ).fetchall()
         return [self._table(r) for r in rows]

@@ -8,7 +8,6 @@ files are rewritten. Rewritten rows keep their row id.
 from __future__ import annotations
 
 import dataclasses
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -71,10 +70,8 @@ def _sql(node: exp.Expression, execution: Execution) -> str:
 
 def _rewrite_view(execution: Execution, target: Target, files: Sequence[DataFile]) -> str:
     """A view over just the files a statement rewrites."""
-    name = f"lc_rewrite_{uuid.uuid4().hex}"
     subset = dataclasses.replace(target.snapshot, files=tuple(files))
-    execution.tables.frame(subset, row_id=True).createOrReplaceTempView(name)
-    return name
+    return execution.tables.scratch_view(execution.tables.frame(subset, row_id=True))
 
 
 def _checked_sql(value: str, field: StructField) -> str:

@@ -160,11 +160,14 @@ class Executor:
         started_at = self.lake.now()
         self.catalog.record_query(query_id, statement.sql, started_at)
         self.last_query_id = query_id
-        with spark_errors():
-            execution = Execution(self, statement, query_id, started_at)
-            result = handler(execution)
-            if isinstance(statement.expression, DML):
-                # Automatic clustering: a separate OPTIMIZE commit once the table is due.
-                clustering.after_dml(execution)
+        execution = Execution(self, statement, query_id, started_at)
+        try:
+            with spark_errors():
+                result = handler(execution)
+                if isinstance(statement.expression, DML):
+                    # Automatic clustering: a separate OPTIMIZE commit once the table is due.
+                    clustering.after_dml(execution)
+        finally:
+            execution.tables.drop_scratch_views()
         self.catalog.finish_query(query_id, self.lake.now())
         return checked(result)

@@ -115,8 +115,9 @@ def _tables(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
         database = catalog.database(execution.session.database or "")
         schemas = catalog.schemas(database) if database else []
     data = []
+    history = bool(expression.args.get("history"))
     for schema in schemas:
-        for table in catalog.tables(schema):
+        for table in catalog.tables(schema, dropped=history):
             if not _matches(like, table.name):
                 continue
             snapshot = DeltaLog(table.location).snapshot()
@@ -138,13 +139,15 @@ def _tables(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
                     "ON" if settings.get("CHANGE_TRACKING") == "true" else "OFF",
                     "Y" if not table.managed else "N",
                     table.location,
+                    table.dropped_at,
                 )
             )
     return results.rows(
         execution.spark,
         "created_on TIMESTAMP, name STRING, database_name STRING, schema_name STRING, kind STRING, "
         "comment STRING, cluster_by STRING, rows BIGINT, bytes BIGINT, retention_time BIGINT, "
-        "automatic_clustering STRING, change_tracking STRING, is_external STRING, location STRING",
+        "automatic_clustering STRING, change_tracking STRING, is_external STRING, location STRING, "
+        "dropped_on TIMESTAMP",
         data,
     )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import uuid
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
@@ -48,6 +49,7 @@ class Tables:
         self.spark = spark
         self.now = now
         self._views = views
+        self._scratch: list[str] = []
 
     def name(self, table: exp.Table) -> QualifiedName:
         return table_name(table, database=self.session.database, schema=self.session.schema)
@@ -130,6 +132,18 @@ class Tables:
         if file:
             columns.append(F.col(FILE_COLUMN))
         return frame.select(*columns)
+
+    def scratch_view(self, frame: DataFrame) -> str:
+        """Register a view that lives only as long as the statement; see :meth:`drop_scratch_views`."""
+        name = f"lc_scratch_{uuid.uuid4().hex}"
+        frame.createOrReplaceTempView(name)
+        self._scratch.append(name)
+        return name
+
+    def drop_scratch_views(self) -> None:
+        for name in self._scratch:
+            self.spark.catalog.dropTempView(name)
+        self._scratch.clear()
 
     def forget_views(self, entry: TableEntry) -> None:
         """Drop a table's cached views: VACUUM may have removed files old ones read."""

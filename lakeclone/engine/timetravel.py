@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlglot import exp
+from sqlglot.optimizer.simplify import simplify
 
 from lakeclone.delta.log import Commit
 from lakeclone.errors import SqlCompilationError, StatementNotFoundError, TimeTravelError
@@ -90,16 +92,16 @@ def check_version(
 
 
 def literal_int(value: exp.Expression, what: str) -> int:
-    """An integer literal, possibly negative (``OFFSET => -60``)."""
-    negative = isinstance(value, exp.Neg)
-    inner = value.this if negative else value
+    """An integer constant, possibly negative or computed (``OFFSET => -60*5``)."""
+    folded = simplify(value.copy())
+    negative = isinstance(folded, exp.Neg)
+    inner = folded.this if negative else folded
     if not (isinstance(inner, exp.Literal) and not inner.is_string):
         raise SqlCompilationError(f"{what} must be an integer constant, got {value.sql()}")
-    try:
-        number = int(inner.this)
-    except ValueError:
-        raise SqlCompilationError(f"{what} must be an integer constant, got {value.sql()}") from None
-    return -number if negative else number
+    number = Decimal(inner.this)
+    if number != number.to_integral_value():
+        raise SqlCompilationError(f"{what} must be an integer constant, got {value.sql()}")
+    return -int(number) if negative else int(number)
 
 
 def statement_moment(query: tuple[dt.datetime, dt.datetime | None] | None, query_id: str, *, before: bool) -> dt.datetime:
