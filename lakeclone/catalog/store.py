@@ -425,13 +425,17 @@ class Catalog:
     def undrop_table(self, table: TableEntry) -> None:
         self._db.execute("UPDATE tables SET dropped_at = NULL WHERE id = ?", (table.id,))
 
-    def clones_of(self, table_id: str) -> list[TableEntry]:
-        """The tables cloned directly from ``table_id``, live or dropped, not yet purged."""
+    def clones_of(self, table_id: str, *, purged: bool = False) -> list[TableEntry]:
+        """The tables cloned directly from ``table_id``, live or dropped; with ``purged``, purged ones too.
+
+        Walking a lineage needs the purged ones: a purged clone's own clones may
+        still be alive, and they reference the original's files directly.
+        """
         rows = self._db.execute(
             "SELECT t.*, s.name AS schema_name, d.name AS database_name FROM tables t "
             "JOIN schemas s ON t.schema_id = s.id JOIN databases d ON s.database_id = d.id "
-            "WHERE t.source_id = ? AND t.purged_at IS NULL ORDER BY t.created_at",
-            (table_id,),
+            "WHERE t.source_id = ? AND (? OR t.purged_at IS NULL) ORDER BY t.created_at",
+            (table_id, purged),
         ).fetchall()
         return [self._table(r) for r in rows]
 

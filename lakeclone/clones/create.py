@@ -135,7 +135,7 @@ def _version(execution: Execution, source: TableEntry, point: timetravel.Point |
 
 
 def _snapshot(source: TableEntry, version: int) -> Snapshot:
-    snapshot = DeltaLog(source.location).snapshot(version)
+    snapshot = DeltaLog(source.location).snapshot(version, stats=True)
     if any(not os.path.exists(f.local_path) for f in snapshot.files):
         raise DataNotAvailableError()
     return snapshot
@@ -165,10 +165,10 @@ def _write_clone(
     if log.exists():
         raise SqlCompilationError(f"Location '{folder}' already holds a Delta table.")
     now = execution.now()
-    copies = 0
+    copies = copied_bytes = 0
     try:
         if deep:
-            adds, copies = copied(snapshot.files, folder, now=now)
+            adds, copies, copied_bytes = copied(snapshot.files, folder, now=now)
         else:
             adds = referenced(snapshot.files)
         log.create(
@@ -179,7 +179,7 @@ def _write_clone(
             info=execution.commit_info(
                 "CLONE",
                 parameters=_clone_parameters(source, snapshot, deep=deep),
-                metrics=_clone_metrics(snapshot, copies),
+                metrics=_clone_metrics(snapshot, copies, copied_bytes),
             ),
         )
     except BaseException:
@@ -196,13 +196,12 @@ def _clone_parameters(source: TableEntry, snapshot: Snapshot, *, deep: bool) -> 
     }
 
 
-def _clone_metrics(snapshot: Snapshot, copies: int) -> dict[str, int]:
-    copied_bytes = sum(sorted(f.size for f in snapshot.files)[:copies]) if copies else 0
+def _clone_metrics(snapshot: Snapshot, copies: int, copied_bytes: int) -> dict[str, int]:
     return {
         "sourceTableSize": snapshot.size,
         "sourceNumOfFiles": len(snapshot.files),
         "numCopiedFiles": copies,
-        "copiedFilesSize": copied_bytes if copies < len(snapshot.files) else snapshot.size,
+        "copiedFilesSize": copied_bytes,
         "numRemovedFiles": 0,
         "removedFilesSize": 0,
         "numAddedFiles": len(snapshot.files),
@@ -245,13 +244,15 @@ def _refresh_deep_clone(
     """
     log = DeltaLog(target.location)
     current = log.snapshot()
-    adds, copies = copied(snapshot.files, target.location, now=execution.now(), present=current.files)
+    adds, copies, copied_bytes = copied(
+        snapshot.files, target.location, now=execution.now(), present=current.files
+    )
     wanted = {f.local_path for f in adds}
     unchanged = {f.local_path for f in current.files} & wanted
     removes = [f for f in current.files if f.local_path not in wanted]
     new_adds = [f for f in adds if f.local_path not in unchanged]
     parameters = _clone_parameters(source, snapshot, deep=True)
-    metrics = _clone_metrics(snapshot, copies)
+    metrics = _clone_metrics(snapshot, copies, copied_bytes)
     metrics.update(
         numRemovedFiles=len(removes),
         removedFilesSize=sum(f.size for f in removes),
@@ -303,6 +304,12 @@ def _clone_container(execution: Execution, kind: str) -> DataFrame:
         require_database(execution, target_db)
         sources = [source_schema]
         targets = [(target_db, target_schema)]
+
+    if expression.args.get("exists"):
+        label = targets[0][1] if kind == "SCHEMA" else target_name
+        taken = catalog.schema(*targets[0]) if kind == "SCHEMA" else catalog.database(target_name)
+        if taken is not None:
+            return results.status(execution.spark, f"{label} already exists, statement succeeded.")
 
     # Write every table's log first; the catalog then takes them all in one transaction.
     written: list[tuple[int, ClonedTable]] = []

@@ -7,10 +7,9 @@ import os
 import shutil
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 from lakeclone.delta.log import DataFile, epoch_ms
-from lakeclone.delta.paths import relative
+from lakeclone.delta.paths import absolute, relative
 
 # Copying is I/O bound; a few threads keep the disk busy without swamping two cores.
 COPY_THREADS = 8
@@ -24,7 +23,7 @@ def referenced(files: Iterable[DataFile]) -> list[DataFile]:
     """
     return [
         DataFile(
-            path=Path(f.local_path).as_uri(),
+            path=absolute(f.local_path),
             local_path=f.local_path,
             size=f.size,
             num_records=f.num_records,
@@ -37,23 +36,25 @@ def referenced(files: Iterable[DataFile]) -> list[DataFile]:
 
 def copied(
     files: Sequence[DataFile], location: str, *, now: dt.datetime, present: Iterable[DataFile] = ()
-) -> tuple[list[DataFile], int]:
+) -> tuple[list[DataFile], int, int]:
     """Copy files into ``location``; files already ``present`` there (same name, same size) are reused.
 
     Returns:
         The add actions for all of ``files``, now under ``location``, and how many
-        were actually copied.
+        files and bytes were actually copied.
     """
     os.makedirs(location, exist_ok=True)
     have = {os.path.basename(f.local_path): f for f in present}
     results: list[DataFile] = []
     to_copy: list[tuple[str, str]] = []
+    copied_bytes = 0
     for file in files:
         name = os.path.basename(file.local_path)
         target = os.path.join(location, name)
         existing = have.get(name)
         if existing is None or existing.size != file.size:
             to_copy.append((file.local_path, target))
+            copied_bytes += file.size
         results.append(
             DataFile(
                 path=relative(target, location),
@@ -72,4 +73,4 @@ def copied(
 
     with ThreadPoolExecutor(COPY_THREADS) as pool:
         list(pool.map(copy, to_copy))
-    return results, len(to_copy)
+    return results, len(to_copy), copied_bytes

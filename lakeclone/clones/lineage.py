@@ -70,7 +70,7 @@ def lineage(catalog: Catalog, table: TableEntry) -> Lineage:
         ancestor = catalog.table_by_id(ancestor.source_id) if ancestor.source_id else None
     pending = [table.id]
     while pending:
-        for clone in catalog.clones_of(pending.pop()):
+        for clone in catalog.clones_of(pending.pop(), purged=True):
             if clone.id not in graph.nodes:
                 graph.nodes[clone.id] = _node(clone)
                 pending.append(clone.id)

@@ -127,11 +127,13 @@ def protecting_clones(catalog: Catalog, table: TableEntry, now: dt.datetime) -> 
     pending = [table.id]
     seen = {table.id}
     while pending:
-        for clone in catalog.clones_of(pending.pop()):
+        for clone in catalog.clones_of(pending.pop(), purged=True):
             if clone.id in seen:
                 continue
             seen.add(clone.id)
             pending.append(clone.id)
+            if clone.purged_at is not None:
+                continue
             dropped = gone.get(clone.id)
             if dropped is None or now <= dropped + catalog.retention(clone):
                 yield clone

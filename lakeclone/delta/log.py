@@ -13,9 +13,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import unquote
 from typing import Any
 
 import pyarrow as pa
@@ -46,11 +48,12 @@ class DataFile:
     """One data file of a snapshot.
 
     Attributes:
-        path: the path as the add action writes it (relative, or an absolute URI).
+        path: the add action's path, decoded (relative, or an absolute ``file://`` URI).
         local_path: where the file is on disk.
         size: bytes.
         num_records: rows, from the add action's stats.
-        stats: the add action's stats JSON.
+        stats: the add action's stats JSON; empty when the snapshot was read without stats.
+        modification_time: the add action's modification time, in epoch milliseconds.
     """
 
     path: str
@@ -160,10 +163,17 @@ class DeltaLog:
             raise ExecutionError(f"Cannot create a Delta table at {self.uri}: {error}") from None
         self._stamp(0, info.timestamp)
 
-    def snapshot(self, version: int | None = None) -> Snapshot:
-        """The table at ``version`` (the latest when None)."""
+    def snapshot(self, version: int | None = None, *, stats: bool = False) -> Snapshot:
+        """The table at ``version`` (the latest when None).
+
+        Args:
+            version: the version to read.
+            stats: also rebuild each file's stats JSON, which only a commit that
+                adds another table's files (a clone) needs; it is the slow part
+                of reading a large snapshot.
+        """
         table = DeltaTable(self.uri, version=version) if version is not None else DeltaTable(self.uri)
-        return self._snapshot(table)
+        return self._snapshot(table, stats=stats)
 
     def latest_version(self) -> int:
         return DeltaTable(self.uri).version()
@@ -200,6 +210,7 @@ class DeltaLog:
         ]
         actions += [_add_action(f, info.timestamp, data_change=data_change) for f in adds]
         table = snapshot.table
+        commit_id = uuid.uuid4().hex
         try:
             table.create_write_transaction(
                 actions,
@@ -210,6 +221,7 @@ class DeltaLog:
                         **info.custom_metadata(),
                         KEY + "readVersion": snapshot.version,
                         KEY + "isBlindAppend": not removes,
+                        KEY + "commitId": commit_id,
                     },
                     app_transactions=list(app_transactions) or None,
                 ),
@@ -219,23 +231,32 @@ class DeltaLog:
             raise ConcurrentWriteError(
                 f"Transaction conflict: another statement changed table files this one rewrites ({error})."
             ) from None
-        version = table.version()
+        version = self._version_of(commit_id, after=snapshot.version)
         self._stamp(version, info.timestamp)
         return version
+
+    def _version_of(self, commit_id: str, *, after: int) -> int:
+        """The version a commit landed at: delta-rs may have moved it past others' commits."""
+        table = DeltaTable(self.uri)
+        newest = table.version()
+        for entry in table.history(limit=newest - after):
+            if entry.get(KEY + "commitId") == commit_id:
+                return int(entry["version"])
+        raise ExecutionError(f"Committed to {self.uri}, but the commit is not in its history.")
 
     def _stamp(self, version: int, moment: dt.datetime) -> None:
         seconds = moment.timestamp()
         os.utime(os.path.join(self.location, "_delta_log", f"{version:020d}.json"), (seconds, seconds))
 
-    def _snapshot(self, table: DeltaTable) -> Snapshot:
+    def _snapshot(self, table: DeltaTable, *, stats: bool) -> Snapshot:
         actions = pa.table(table.get_add_actions(flatten=False)).to_pylist()
         files = tuple(
             DataFile(
-                path=a["path"],
+                path=unquote(a["path"]),
                 local_path=resolve(a["path"], self.location),
                 size=a["size_bytes"],
                 num_records=a.get("num_records") or 0,
-                stats=_stats_json(a),
+                stats=_stats_json(a) if stats else "",
                 modification_time=a.get("modification_time") or 0,
             )
             for a in actions
@@ -262,6 +283,8 @@ def open_log(location: str | os.PathLike[str]) -> DeltaLog:
 
 
 def _add_action(file: DataFile, moment: dt.datetime, *, data_change: bool = True) -> AddAction:
+    if not file.stats:
+        raise ValueError(f"{file.path} has no stats: read its snapshot with stats=True to re-add it")
     return AddAction(
         file.path, file.size, {}, file.modification_time or epoch_ms(moment), data_change, file.stats
     )

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import math
 from typing import TYPE_CHECKING
 
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
 
     from lakeclone.catalog.store import Catalog, TableEntry
     from lakeclone.engine.executor import Execution
+
+LOG = logging.getLogger(__name__)
 
 # OPTIMIZE rewrites files smaller than this, into files of about this size.
 TARGET_FILE_SIZE = 128 * 1024 * 1024
@@ -257,7 +260,9 @@ def after_dml(execution: Execution) -> Compaction | None:
     Due means: the table has a clustering key, automatic clustering is on
     (not suspended), and it has more than :data:`AUTO_MIN_SMALL_FILES` files
     under :data:`AUTO_SMALL_FILE`. The compaction is its own commit after the
-    statement's; losing a race with another writer only postpones it.
+    statement's, and it never fails the statement, which has already
+    committed: losing a race with another writer (or any other failure) only
+    postpones it to the next DML statement.
     """
     target = dml_target(execution.expression)
     if target is None:
@@ -276,6 +281,9 @@ def after_dml(execution: Execution) -> Compaction | None:
     try:
         return compact(execution, entry, snapshot, threshold=AUTO_SMALL_FILE, auto=True)
     except ConcurrentWriteError:
+        return None
+    except Exception:
+        LOG.warning("automatic clustering of %s failed; it will be retried", entry.qualified, exc_info=True)
         return None
 
 

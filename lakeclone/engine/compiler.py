@@ -56,7 +56,21 @@ def _session_value(node: exp.Expression, tables: Tables) -> exp.Expression:
 
 
 def to_spark(expression: exp.Expression) -> str:
-    return expression.sql(dialect=SPARK)
+    """Spark SQL text for an lsql expression."""
+    return _spark_forms(expression.copy()).sql(dialect=SPARK)
+
+
+def _spark_forms(expression: exp.Expression) -> exp.Expression:
+    """Rewrite the Snowflake forms sqlglot keeps that Spark cannot parse.
+
+    sqlglot's Snowflake parser turns ``x NOT IN (SELECT ...)`` into
+    ``x <> ALL (SELECT ...)``, which Spark has no syntax for.
+    """
+    for node in list(expression.find_all(exp.NEQ)):
+        quantified = node.expression
+        if isinstance(quantified, exp.All) and isinstance(quantified.this, exp.Query):
+            node.replace(exp.not_(exp.In(this=node.this, query=exp.Subquery(this=quantified.this))))
+    return expression
 
 
 def spark_sql(expression: exp.Expression, tables: Tables) -> str:

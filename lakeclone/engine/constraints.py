@@ -97,7 +97,7 @@ def table_definition(
     """
     if not elements:
         return TableDefinition(elements)
-    columns = [e for e in elements if isinstance(e, exp.ColumnDef)]
+    columns: list[exp.Expression] = [e for e in elements if isinstance(e, exp.ColumnDef)]
     upper = {c.name.upper(): c.name for c in columns}
     definition = TableDefinition(columns)
     raw: list[tuple[str | None, exp.Expression, list[str]]] = []  # (name, node, column names)
@@ -126,10 +126,10 @@ def table_definition(
     foreign: list[tuple[str | None, exp.Expression, tuple[str, ...]]] = []
     for label, node, names in raw:
         resolved = []
-        for column in names:
-            if column.upper() not in upper:
-                raise SqlCompilationError(f"invalid identifier '{column}'")
-            resolved.append(upper[column.upper()])
+        for key in names:
+            if key.upper() not in upper:
+                raise SqlCompilationError(f"invalid identifier '{key}'")
+            resolved.append(upper[key.upper()])
         keys = tuple(resolved)
         if isinstance(node, (exp.PrimaryKey, exp.PrimaryKeyColumnConstraint)):
             if any(kind == PRIMARY_KEY for kind, _ in own_keys):

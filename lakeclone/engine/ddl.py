@@ -83,12 +83,12 @@ def _create_database(execution: Execution) -> DataFrame:
 
 def _create_schema(execution: Execution) -> DataFrame:
     expression = execution.expression
-    database_name, name = schema_name(expression.this, database=execution.session.database)
+    parent, name = schema_name(expression.this, database=execution.session.database)
     catalog = execution.catalog
     settings = properties_of(expression, params.SCHEMA)
     with catalog.transaction():
-        database = require_database(execution, database_name)
-        existing = catalog.schema(database_name, name)
+        database = require_database(execution, parent)
+        existing = catalog.schema(parent, name)
         if existing is not None:
             if expression.args.get("exists"):
                 return results.status(execution.spark, f"{name} already exists, statement succeeded.")
@@ -97,7 +97,7 @@ def _create_schema(execution: Execution) -> DataFrame:
             catalog.drop_schema(existing, execution.now())
         schema = catalog.create_schema(database, name, execution.now())
         store_parameters(execution, schema.id, settings)
-    execution.session.database, execution.session.schema = database_name, name
+    execution.session.database, execution.session.schema = parent, name
     return results.status(execution.spark, f"Schema {name} successfully created.")
 
 
@@ -225,7 +225,8 @@ def _check_column_names(names: list[str]) -> None:
     for column in names:
         if column.upper() in seen:
             raise SqlCompilationError(f"duplicate column name '{column}'")
-        if column == ROW_ID:
+        # Spark resolves names case-insensitively, so any spelling would clash.
+        if column.upper() == ROW_ID.upper():
             raise SqlCompilationError(f"column name '{column}' is reserved")
         seen.add(column.upper())
 
@@ -303,9 +304,9 @@ def undrop(execution: Execution) -> DataFrame:
             catalog.undrop_table(dropped)
             label = name.name
         elif kind == "SCHEMA":
-            database_name, label = schema_name(target, database=execution.session.database)
-            database = require_database(execution, database_name)
-            if catalog.schema(database_name, label) is not None:
+            parent, label = schema_name(target, database=execution.session.database)
+            database = require_database(execution, parent)
+            if catalog.schema(parent, label) is not None:
                 raise ObjectExistsError(label)
             dropped_schema = catalog.last_dropped_schema(database, label)
             if dropped_schema is None or not _object_within_window(execution, dropped_schema.id, dropped_schema.dropped_at, now, database.id):
@@ -352,9 +353,9 @@ def use(execution: Execution) -> DataFrame:
     kind = str(expression.args.get("kind") or "DATABASE").upper()
     target = expression.this
     if kind == "SCHEMA":
-        database_name, name = schema_name(target, database=execution.session.database)
-        require_schema(execution, database_name, name)
-        execution.session.database, execution.session.schema = database_name, name
+        parent, name = schema_name(target, database=execution.session.database)
+        require_schema(execution, parent, name)
+        execution.session.database, execution.session.schema = parent, name
     elif kind == "DATABASE":
         name = database_name(target)
         require_database(execution, name)

@@ -138,7 +138,7 @@ def insert(execution: Execution) -> DataFrame:
     target = _target(execution, table)
     source = execution.spark.sql(spark_sql(expression.expression, execution.tables))
     source, names = sequences.with_insert_defaults(execution, target.entry, target.schema, source, names)
-    frame = source.select(*conform(source, target.schema, names)).withColumn(ROW_ID, new_row_id())
+    frame = conform(source, target.schema, names).withColumn(ROW_ID, new_row_id())
     adds = write_data_files(frame, target.entry.location, now=execution.now())
     overwrite = bool(expression.args.get("overwrite"))
     removes = list(target.snapshot.files) if overwrite else []

@@ -57,8 +57,13 @@ def location_of(expression: exp.Expression) -> str | None:
 
 
 def value_of(node: exp.Expression) -> str:
+    """The text of an option's value: a literal, a boolean, or a name."""
     if isinstance(node, exp.Literal):
         return str(node.this)
+    text = node.name
+    # Snowflake's parser keeps LOCATION = '<path>' as a Var with its quotes on.
+    if isinstance(node, exp.Var) and len(text) >= 2 and text[0] == text[-1] == "'":
+        return text[1:-1].replace("''", "'")
     if isinstance(node, exp.Boolean):
         return "true" if node.this else "false"
     return node.name or node.sql(dialect="snowflake")

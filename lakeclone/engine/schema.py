@@ -12,7 +12,7 @@ from lakeclone.errors import SqlCompilationError
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
-    from pyspark.sql.types import DataType, StructType
+    from pyspark.sql.types import DataType, StructField, StructType
 
 # Snowflake's integer types are all NUMBER(38, 0); a 64-bit integer is the
 # closest Spark type that does not turn every count into a decimal.
@@ -53,7 +53,11 @@ def struct_from_columns(columns: list[exp.Expression]) -> StructType:
             isinstance(c.kind, exp.NotNullColumnConstraint) and not c.kind.args.get("allow_null")
             for c in constraints
         )
-        fields.append(StructField(column.name, spark_type(kind), not not_null))
+        comment = next(
+            (c.kind.name for c in constraints if isinstance(c.kind, exp.CommentColumnConstraint)), None
+        )
+        metadata = {"comment": comment} if comment is not None else {}
+        fields.append(StructField(column.name, spark_type(kind), not not_null, metadata))
     return StructType(fields)
 
 
@@ -73,8 +77,8 @@ def new_row_id() -> Column:
     return F.concat(F.lit(prefix), F.hex(F.monotonically_increasing_id()))
 
 
-def conform(frame: DataFrame, schema: StructType, names: list[str] | None = None) -> list[Column]:
-    """Columns that cast ``frame``'s columns, by position, to ``schema``.
+def conform(frame: DataFrame, schema: StructType, names: list[str] | None = None) -> DataFrame:
+    """``frame``'s columns, taken by position, cast to ``schema``.
 
     ``names`` lists the target columns the frame's columns fill, in order;
     the others get NULL. A NULL in a NOT NULL column fails the statement, as
@@ -93,19 +97,21 @@ def conform(frame: DataFrame, schema: StructType, names: list[str] | None = None
         raise SqlCompilationError(
             f"Insert value list does not match column list expecting {len(resolved)} but got {len(frame.columns)}"
         )
-    source = dict(zip(resolved, frame.columns))
+    # By position, as SQL's INSERT does: the query's own column names may repeat.
+    positional = [f"_lakeclone_value_{index}" for index in range(len(resolved))]
+    source = dict(zip(resolved, positional))
     columns = []
     for field in schema.fields:
-        value = F.col(f"`{source[field.name]}`").cast(field.dataType) if field.name in source else F.lit(None).cast(field.dataType)
-        columns.append(checked(value, field).alias(field.name))
-    return columns
+        value = F.col(source[field.name]) if field.name in source else F.lit(None)
+        columns.append(checked(value.cast(field.dataType), field).alias(field.name))
+    return frame.toDF(*positional).select(*columns)
 
 
-def checked(value: Column, field: object) -> Column:
+def checked(value: Column, field: StructField) -> Column:
     """``value``, failing the statement when it is NULL in a NOT NULL column."""
     from pyspark.sql import functions as F
 
-    if getattr(field, "nullable", True):
+    if field.nullable:
         return value
-    name = getattr(field, "name", "")
+    name = field.name
     return F.when(value.isNull(), F.raise_error(F.lit(f"NULL result in a non-nullable column '{name}'"))).otherwise(value)

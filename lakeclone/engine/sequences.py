@@ -136,8 +136,8 @@ def scope_schemas(execution: Execution) -> list[SchemaEntry]:
         if schema is None:
             raise ObjectNotFoundError(f"{database}.{name}", "Schema")
         return [schema]
-    database = catalog.database(execution.session.database or "")
-    return catalog.schemas(database) if database else []
+    current = catalog.database(execution.session.database or "")
+    return catalog.schemas(current) if current else []
 
 
 # Column defaults ----------------------------------------------------------------------
@@ -146,11 +146,8 @@ def scope_schemas(execution: Execution) -> list[SchemaEntry]:
 def default_of(execution: Execution, column: str, node: exp.Expression) -> ColumnDefault:
     """The catalog form of ``DEFAULT <node>``: ``s.NEXTVAL`` by sequence id, else a constant."""
     if isinstance(node, exp.Column) and node.name.upper() == NEXTVAL and node.table:
-        reference = exp.Table(
-            this=node.args["table"].copy(),
-            db=node.args.get("db").copy() if node.args.get("db") else None,
-            catalog=node.args.get("catalog").copy() if node.args.get("catalog") else None,
-        )
+        parts = {k: node.args[k].copy() for k in ("db", "catalog") if node.args.get(k) is not None}
+        reference = exp.Table(this=node.args["table"].copy(), **parts)
         name = execution.tables.name(reference)
         sequence = execution.catalog.sequence(name.database, name.schema, name.name)
         if sequence is None:

@@ -5,12 +5,21 @@ to static HTML and PNG where widgets cannot run. Importing this package
 imports ipywidgets and matplotlib, which ``import lakeclone`` alone does not.
 
 Example:
-    >>> from lakeclone.widgets import timeline
+    >>> from lakeclone.widgets import timeline, lineage_widget, vacuum_explorer
     >>> timeline(lake, "orders")          # doctest: +SKIP
+    >>> lineage_widget(lake, "orders")    # doctest: +SKIP
+    >>> vacuum_explorer(lake, "orders")   # doctest: +SKIP
 """
 
 from __future__ import annotations
 
+from lakeclone.widgets.lineage import (
+    LineageData,
+    LineageWidget,
+    lineage_html,
+    lineage_widget,
+    plot_lineage,
+)
 from lakeclone.widgets.timeline import (
     TimelineData,
     VersionEntry,
@@ -19,12 +28,31 @@ from lakeclone.widgets.timeline import (
     timeline,
     timeline_html,
 )
+from lakeclone.widgets.vacuum import (
+    ReasonGroup,
+    VacuumExplorer,
+    plot_vacuum,
+    reason_groups,
+    vacuum_explorer,
+    vacuum_html,
+)
 
 __all__ = [
+    "LineageData",
+    "LineageWidget",
+    "ReasonGroup",
     "TimelineData",
+    "VacuumExplorer",
     "VersionEntry",
     "VersionTimeline",
+    "lineage_html",
+    "lineage_widget",
+    "plot_lineage",
     "plot_timeline",
+    "plot_vacuum",
+    "reason_groups",
     "timeline",
     "timeline_html",
+    "vacuum_explorer",
+    "vacuum_html",
 ]

@@ -287,3 +287,79 @@ def figure_to_png(figure: Figure, *, dpi: int = 100) -> bytes:
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=dpi)
     return buffer.getvalue()
+
+
+# Clone lineage and VACUUM ------------------------------------------------------------
+
+CLONE_KIND_COLOURS: Mapping[str, str] = {
+    "TABLE": KIND_COLOURS["create"],
+    "SHALLOW CLONE": KIND_COLOURS["clone"],
+    # A deep clone writes its own copy of the data: the colour of a write.
+    "DEEP CLONE": KIND_COLOURS["write"],
+}
+"""Colour of each lineage node kind (:class:`~lakeclone.clones.lineage.LineageNode` ``kind``)."""
+
+OWNED_COLOUR = "#0072B2"
+"""Files a table stores in its own folder: the storage it pays for."""
+
+SHARED_COLOUR = "#A6D8F2"
+"""Files a table references in another table's folder (zero-copy); drawn hatched as well."""
+
+SHARED_HATCH = "////"
+"""Hatching of shared-file bars, so owned and shared differ without colour too."""
+
+VACUUM_REASON_COLOURS: Mapping[str, str] = {
+    "current": KIND_COLOURS["write"],
+    "retention": FILES_ADDED_COLOUR,
+    "clone": KIND_COLOURS["clone"],
+    "other": KIND_COLOURS["maintenance"],
+    "delete": KIND_COLOURS["delete"],
+}
+"""Colour of each VACUUM reason category: greens and blue are kept, vermillion is deleted."""
+
+VACUUM_REASON_LABELS: Mapping[str, str] = {
+    "current": "kept: current version",
+    "retention": "kept: within retention",
+    "clone": "kept: a clone needs it",
+    "other": "kept: other reason",
+    "delete": "deleted by VACUUM",
+}
+"""Legend text of each VACUUM reason category."""
+
+ERROR_COLOUR = KIND_COLOURS["delete"]
+"""Text colour of errors shown inside a widget."""
+
+
+def vacuum_reason_category(reason: str) -> str:
+    """Group a VACUUM reason (``current``, ``retention``, ``clone DB.S.T@3``, ``delete``) for colouring.
+
+    A keep reason added later (see ``lakeclone.clones.vacuum.KEEP_REASONS``) is ``other``.
+
+    Example:
+        >>> vacuum_reason_category("clone LAKE.PUBLIC.C@3"), vacuum_reason_category("delete")
+        ('clone', 'delete')
+    """
+    if reason.startswith("clone "):
+        return "clone"
+    return reason if reason in VACUUM_REASON_COLOURS else "other"
+
+
+def format_files(n: int) -> str:
+    """A count of files with its noun.
+
+    Example:
+        >>> format_files(1), format_files(1200)
+        ('1 file', '1,200 files')
+    """
+    return f"{n:,} file" if n == 1 else f"{n:,} files"
+
+
+def error_html(prefix: str, error: BaseException) -> str:
+    """An error message for a widget: coloured, escaped, line breaks kept.
+
+    Example:
+        >>> "Vacuum failed" in error_html("Vacuum failed", ValueError("x < 1"))
+        True
+    """
+    text = html.escape(str(error)).replace("\n", "<br>")
+    return f'<span style="color:{ERROR_COLOUR};"><b>{html.escape(prefix)}:</b> {text}</span>'
