@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ from lakeclone.delta.paths import location_uri, resolve
 from lakeclone.errors import ConcurrentWriteError, ExecutionError
 
 KEY = "lakeclone."
+PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 
 # delta-rs may delete "expired" log files after a checkpoint, judging age by the
 # machine's clock and the files' times; lakeclone stamps commits with the Lake's
@@ -132,6 +134,12 @@ class DeltaLog:
 
     def __init__(self, location: str | os.PathLike[str]) -> None:
         self.location = os.fspath(Path(location).resolve())
+        if PERCENT_ESCAPE.search(self.location):
+            # delta-rs decodes a table's path twice, so "100%20" would become "100 ".
+            raise ExecutionError(
+                f"lakeclone cannot keep a Delta table in '{self.location}': its path contains a "
+                "percent escape (%XX), which the Delta library misreads. Use another folder name."
+            )
         self.uri = location_uri(self.location)
 
     def exists(self) -> bool:

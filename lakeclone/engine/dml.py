@@ -122,8 +122,13 @@ def _affected(execution: Execution, target: Target, condition_sql: str) -> tuple
 
 
 def _condition(node: exp.Expression | None, execution: Execution) -> str:
+    """A WHERE condition as Spark SQL, left bare so that Spark pushes it down to the Parquet scan.
+
+    A NULL result counts as false wherever it is used: in WHERE and in CASE
+    WHEN that is SQL's own rule; a negation has to say so (see DELETE).
+    """
     where = node.this if isinstance(node, exp.Where) else node
-    return "TRUE" if where is None else f"COALESCE(({_sql(where, execution)}), FALSE)"
+    return "TRUE" if where is None else f"({_sql(where, execution)})"
 
 
 # INSERT ----------------------------------------------------------------------------
@@ -169,7 +174,7 @@ def delete(execution: Execution) -> DataFrame:
     if files:
         view = _rewrite_view(execution, target, files)
         kept = execution.spark.sql(
-            f"SELECT * FROM {view} AS {_quoted(target.alias)} WHERE NOT {condition}"
+            f"SELECT * FROM {view} AS {_quoted(target.alias)} WHERE NOT COALESCE({condition}, FALSE)"
         )
         adds = write_data_files(kept, target.entry.location, now=execution.now())
     _commit(

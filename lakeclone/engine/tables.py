@@ -128,7 +128,9 @@ class Tables:
             frame = self.spark.createDataFrame([], empty)
         else:
             frame = self.spark.read.schema(stored).parquet(*[f.local_path for f in snapshot.files])
-            frame = frame.withColumn(FILE_COLUMN, F.col("_metadata.file_path"))
+            if file:
+                # Only when asked: the _metadata struct makes Spark build it for every row.
+                frame = frame.withColumn(FILE_COLUMN, F.col("_metadata.file_path"))
         if file:
             columns.append(F.col(FILE_COLUMN))
         return frame.select(*columns)

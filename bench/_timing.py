@@ -1,0 +1,231 @@
+"""Shared helpers for lakeclone benchmarks: timing, phase breakdowns, result tables.
+
+The benchmark machine is small and noisy, so a benchmark never reports an
+absolute time as its figure: it times a lakeclone workload and a baseline
+doing the same work in the same run, alternating between them, and reports
+the ratio of their medians (the best-of-N ratio is kept beside it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import statistics
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Timing:
+    """Wall-clock samples of one workload, in seconds."""
+
+    samples: list[float] = field(default_factory=list)
+
+    @property
+    def best(self) -> float:
+        return min(self.samples)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+    @property
+    def worst(self) -> float:
+        return max(self.samples)
+
+    def stat(self, name: str) -> float:
+        """``best`` or ``median``."""
+        return getattr(self, name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "median_s": round(self.median, 6),
+            "best_s": round(self.best, 6),
+            "worst_s": round(self.worst, 6),
+            "samples_s": [round(s, 6) for s in self.samples],
+        }
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    """Run ``fn`` once: (seconds, its result)."""
+    start = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - start, result
+
+
+def measure(
+    fn: Callable[..., Any],
+    *,
+    repeat: int,
+    warmup: int = 0,
+    prepare: Callable[[int], Any] | None = None,
+    cleanup: Callable[[Any], None] | None = None,
+) -> Timing:
+    """Time ``fn`` ``repeat`` times after ``warmup`` untimed runs.
+
+    ``prepare(i)``, when given, runs untimed before each run and its result is
+    passed to ``fn``; ``cleanup(that result)`` runs untimed after.
+    """
+    return interleave({"only": (fn, prepare, cleanup)}, repeat=repeat, warmup=warmup)["only"]
+
+
+Workload = tuple[Callable[..., Any], "Callable[[int], Any] | None", "Callable[[Any], None] | None"]
+
+
+def interleave(workloads: Mapping[str, Workload], *, repeat: int, warmup: int = 0) -> dict[str, Timing]:
+    """Time several workloads in alternation: A B, B A, A B, ...
+
+    Alternating (and flipping the order each round) spreads the machine's
+    drift over all workloads instead of penalising whichever ran last.
+    Each workload is ``(fn, prepare, cleanup)`` as in :func:`measure`;
+    ``prepare`` and ``cleanup`` may be None.
+    """
+    names = list(workloads)
+    timings = {name: Timing() for name in names}
+    for round_ in range(warmup + repeat):
+        order = names if round_ % 2 == 0 else list(reversed(names))
+        for name in order:
+            fn, prepare, cleanup = workloads[name]
+            arg = prepare(round_) if prepare else None
+            seconds, _ = timed((lambda: fn(arg)) if prepare else fn)
+            if cleanup:
+                cleanup(arg)
+            if round_ >= warmup:
+                timings[name].samples.append(seconds)
+    return timings
+
+
+def ratio(numerator: Timing, denominator: Timing, stat: str = "median") -> float:
+    return numerator.stat(stat) / denominator.stat(stat)
+
+
+class PhaseTimer:
+    """Accumulates the time spent in chosen functions, by wrapping them in place.
+
+    Use as a context manager; the originals are restored on exit::
+
+        with PhaseTimer() as phases:
+            phases.wrap(some_module, "parse", "parse")
+            phases.wrap(SomeClass, "load", "snapshot load")
+            run_workload()
+        phases.totals  # {"parse": 0.012, "snapshot load": 0.31}
+
+    With ``enabled=False``, calls are recorded only inside :meth:`recording`,
+    so that set-up work calling the same functions stays out of the totals.
+    Nested phases are each counted in full, so phases may overlap: report
+    them as a breakdown of an outer time, not as a sum. The wrapper costs
+    about a microsecond per call.
+    """
+
+    def __init__(self, *, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self.totals: dict[str, float] = {}
+        self.calls: dict[str, int] = {}
+        self.missing: list[str] = []
+        self._restore: list[tuple[Any, str, Any]] = []
+
+    def wrap(self, owner: Any, attribute: str, label: str | None = None) -> bool:
+        """Time calls of ``owner.attribute`` under ``label``.
+
+        Returns False, wrapping nothing, when ``owner`` has no such attribute:
+        engine internals get renamed, and a benchmark should still run (the
+        phase is listed in :attr:`missing` instead).
+        """
+        label = label or attribute
+        found = owner.__dict__.get(attribute) if isinstance(owner, type) else getattr(owner, attribute, None)
+        if found is None:
+            self.missing.append(f"{getattr(owner, '__name__', owner)}.{attribute}")
+            return False
+        original = found
+        target = original.__func__ if isinstance(original, (staticmethod, classmethod)) else original
+        self.totals.setdefault(label, 0.0)
+        self.calls.setdefault(label, 0)
+
+        @functools.wraps(target)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if not self.enabled:
+                return target(*args, **kwargs)
+            start = time.perf_counter()
+            try:
+                return target(*args, **kwargs)
+            finally:
+                self.totals[label] += time.perf_counter() - start
+                self.calls[label] += 1
+
+        replacement: Any = wrapper
+        if isinstance(original, staticmethod):
+            replacement = staticmethod(wrapper)
+        elif isinstance(original, classmethod):
+            replacement = classmethod(wrapper)
+        self._restore.append((owner, attribute, original))
+        setattr(owner, attribute, replacement)
+        return True
+
+    @contextlib.contextmanager
+    def section(self, label: str) -> Iterator[None]:
+        """Time a block under ``label``."""
+        self.totals.setdefault(label, 0.0)
+        self.calls.setdefault(label, 0)
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.totals[label] += time.perf_counter() - start
+            self.calls[label] += 1
+
+    @contextlib.contextmanager
+    def recording(self) -> Iterator[None]:
+        """Record wrapped calls only inside this block (for a timer made with ``enabled=False``)."""
+        previous, self.enabled = self.enabled, True
+        try:
+            yield
+        finally:
+            self.enabled = previous
+
+    def reset(self) -> None:
+        for label in self.totals:
+            self.totals[label] = 0.0
+            self.calls[label] = 0
+
+    def per_call(self, runs: int) -> dict[str, float]:
+        """Each phase's total divided by ``runs`` (the number of outer runs)."""
+        return {label: total / runs for label, total in self.totals.items()}
+
+    def __enter__(self) -> PhaseTimer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for owner, attribute, original in reversed(self._restore):
+            setattr(owner, attribute, original)
+        self._restore.clear()
+
+
+def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A plain-text table, columns padded to their widest cell."""
+    cells = [[str(h) for h in headers], *[[_cell(c) for c in row] for row in rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)
+
+
+def seconds(value: float) -> str:
+    """A duration for a table: ms below one second."""
+    return f"{value * 1000:.1f} ms" if value < 1 else f"{value:.2f} s"
+
+
+def write_json(path: str | os.PathLike[str], data: Any) -> None:
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=2, sort_keys=False, default=str)
+        handle.write("\n")
