@@ -1,0 +1,227 @@
+"""Clustering keys, SUSPEND/RESUME RECLUSTER, clones of clustered tables, OPTIMIZE and automatic clustering."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pyarrow.parquet as pq
+import pytest
+from delta_reader import kernel_rows, sorted_rows
+
+import lakeclone
+from lakeclone.delta.log import DeltaLog
+from lakeclone.engine import clustering
+
+pytestmark = pytest.mark.spark
+
+
+def shown(lake: lakeclone.Lake, name: str, scope: str = "") -> tuple[str, str]:
+    (row,) = lake.sql(f"SHOW TABLES LIKE '{name}'{scope}").collect()
+    return row.cluster_by, row.automatic_clustering
+
+
+def location(lake: lakeclone.Lake, name: str) -> str:
+    (row,) = lake.sql(f"SHOW TABLES LIKE '{name}'").collect()
+    return row.location
+
+
+def rows(lake: lakeclone.Lake, sql: str) -> list[tuple]:
+    return sorted_rows(lake.sql(sql).collect())
+
+
+def stored_rows(folder: str) -> list[tuple]:
+    """Every live row with its row id, read straight from the data files."""
+    found = []
+    for file in DeltaLog(folder).snapshot().files:
+        found.extend(tuple(r.values()) for r in pq.read_table(file.local_path).to_pylist())
+    return sorted_rows(found)
+
+
+def commit_actions(folder: str, version: int) -> list[dict]:
+    path = os.path.join(folder, "_delta_log", f"{version:020d}.json")
+    with open(path) as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def fill(lake: lakeclone.Lake, table: str, inserts: int) -> None:
+    for i in range(inserts):
+        lake.sql(f"INSERT INTO {table} VALUES ({(i * 7) % 10}, 'r{i}'), ({100 + i}, 's{i}')")
+
+
+# Keys -----------------------------------------------------------------------------------
+
+
+def test_create_table_cluster_by(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (a INT, b STRING, c INT) CLUSTER BY (a, b)")
+    lake.sql("CREATE TABLE plain (a INT)")
+    assert shown(lake, "T") == ("LINEAR(A, B)", "ON")
+    assert shown(lake, "PLAIN") == ("", "OFF")
+    assert lake.sql("DESCRIBE DETAIL t").collect()[0].clusteringColumns == ["A", "B"]
+    assert lake.sql("DESCRIBE DETAIL plain").collect()[0].clusteringColumns == []
+    lake.sql("CREATE TABLE ctas CLUSTER BY (x) AS SELECT 1 AS x, 'a' AS y")
+    assert shown(lake, "CTAS") == ("LINEAR(X)", "ON")
+
+
+def test_cluster_by_an_unknown_column_creates_nothing(lake: lakeclone.Lake) -> None:
+    with pytest.raises(lakeclone.LakecloneError, match="invalid identifier 'NOPE'"):
+        lake.sql("CREATE TABLE t (a INT) CLUSTER BY (nope)")
+    assert lake.sql("SHOW TABLES").collect() == []
+
+
+def test_alter_cluster_by_and_drop_clustering_key(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (a INT, b STRING)")
+    lake.sql("ALTER TABLE t CLUSTER BY (b)")
+    assert shown(lake, "T") == ("LINEAR(B)", "ON")
+    lake.sql("ALTER TABLE t SUSPEND RECLUSTER")
+    lake.sql("ALTER TABLE t CLUSTER BY (a, b)")  # a new key keeps the suspension
+    assert shown(lake, "T") == ("LINEAR(A, B)", "OFF")
+    lake.sql("ALTER TABLE t DROP CLUSTERING KEY")
+    assert shown(lake, "T") == ("", "OFF")
+    with pytest.raises(lakeclone.LakecloneError, match="invalid identifier 'Z'"):
+        lake.sql("ALTER TABLE t CLUSTER BY (z)")
+    with pytest.raises(lakeclone.LakecloneError, match="does not exist"):
+        lake.sql("ALTER TABLE nope CLUSTER BY (a)")
+    lake.sql("ALTER TABLE IF EXISTS nope CLUSTER BY (a)")
+
+
+def test_suspend_and_resume_recluster(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (a INT) CLUSTER BY (a)")
+    lake.sql("ALTER TABLE t SUSPEND RECLUSTER")
+    assert shown(lake, "T") == ("LINEAR(A)", "OFF")
+    lake.sql("ALTER TABLE t RESUME RECLUSTER")
+    assert shown(lake, "T") == ("LINEAR(A)", "ON")
+    lake.sql("CREATE TABLE plain (a INT)")
+    with pytest.raises(lakeclone.LakecloneError, match="has no clustering key"):
+        lake.sql("ALTER TABLE plain SUSPEND RECLUSTER")
+
+
+# Clones ---------------------------------------------------------------------------------
+
+
+def test_clone_keeps_the_key_with_automatic_clustering_suspended(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (a INT, b STRING) CLUSTER BY (a)")
+    lake.sql("INSERT INTO t VALUES (1, 'x')")
+    lake.sql("CREATE TABLE c CLONE t")
+    assert shown(lake, "T") == ("LINEAR(A)", "ON")
+    assert shown(lake, "C") == ("LINEAR(A)", "OFF")
+    lake.sql("ALTER TABLE c RESUME RECLUSTER")
+    assert shown(lake, "C") == ("LINEAR(A)", "ON")
+
+
+def test_clone_at_a_past_point_takes_the_current_key(lake: lakeclone.Lake, clock) -> None:
+    lake.sql("CREATE TABLE t (a INT, b STRING) CLUSTER BY (a)")
+    lake.sql("INSERT INTO t VALUES (1, 'x')")
+    clock.advance(minutes=5)
+    lake.sql("ALTER TABLE t CLUSTER BY (b, a)")
+    lake.sql("CREATE TABLE c CLONE t AT (OFFSET => -120)")
+    assert shown(lake, "C") == ("LINEAR(B, A)", "OFF")
+
+
+def test_schema_clone_suspends_automatic_clustering(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE SCHEMA app")
+    lake.sql("CREATE TABLE lake.app.t (a INT) CLUSTER BY (a)")
+    lake.sql("CREATE SCHEMA lake.dev CLONE lake.app")
+    assert shown(lake, "T", " IN SCHEMA lake.dev") == ("LINEAR(A)", "OFF")
+    assert shown(lake, "T", " IN SCHEMA lake.app") == ("LINEAR(A)", "ON")
+
+
+# OPTIMIZE --------------------------------------------------------------------------------
+
+
+def test_optimize_compacts_into_one_commit_without_data_change(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (a INT, b STRING)")
+    fill(lake, "t", 4)
+    folder = location(lake, "T")
+    before_files = len(DeltaLog(folder).snapshot().files)
+    before = stored_rows(folder)
+    version = DeltaLog(folder).latest_version()
+    assert before_files >= 4
+
+    (result,) = lake.sql("OPTIMIZE t").collect()
+    assert (result.metrics.numFilesRemoved, result.metrics.numFilesAdded) == (before_files, 1)
+    assert result.metrics.numOutputRows == 8
+
+    log = DeltaLog(folder)
+    assert log.latest_version() == version + 1
+    assert len(log.snapshot().files) == 1
+    assert stored_rows(folder) == before  # same rows, same row ids
+    assert kernel_rows(folder) == rows(lake, "SELECT * FROM t") == [r[:2] for r in before]
+
+    actions = commit_actions(folder, version + 1)
+    changes = [a.get("add") or a.get("remove") for a in actions if "add" in a or "remove" in a]
+    assert len(changes) == before_files + 1
+    assert all(change["dataChange"] is False for change in changes)
+    commit = lake.sql("DESCRIBE HISTORY t LIMIT 1").collect()[0]
+    assert commit.operation == "OPTIMIZE"
+    assert commit.operationParameters["auto"] == "false"
+    assert commit.operationMetrics["numAddedFiles"] == "1"
+    assert commit.operationMetrics["numRemovedFiles"] == str(before_files)
+    assert commit.operationMetrics["numOutputRows"] == "8"
+
+
+def test_optimize_sorts_by_the_clustering_key(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (a INT, b STRING) CLUSTER BY (a)")
+    lake.sql("ALTER TABLE t SUSPEND RECLUSTER")
+    fill(lake, "t", 3)
+    lake.sql("OPTIMIZE t")
+    (file,) = DeltaLog(location(lake, "T")).snapshot().files
+    values = pq.read_table(file.local_path).column("A").to_pylist()
+    assert values == sorted(values)
+    assert lake.sql("DESCRIBE HISTORY t LIMIT 1").collect()[0].operationParameters["clusterBy"] == '["A"]'
+
+
+def test_optimize_with_nothing_to_compact_commits_nothing(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (a INT, b STRING)")
+    lake.sql("INSERT INTO t VALUES (1, 'x')")
+    folder = location(lake, "T")
+    version = DeltaLog(folder).latest_version()
+    (result,) = lake.sql("OPTIMIZE t").collect()
+    assert (result.metrics.numFilesAdded, result.metrics.numFilesRemoved) == (0, 0)
+    assert DeltaLog(folder).latest_version() == version
+
+
+def test_time_travel_before_optimize_still_reads(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (a INT, b STRING)")
+    fill(lake, "t", 2)
+    version = DeltaLog(location(lake, "T")).latest_version()
+    lake.sql("OPTIMIZE t")
+    assert rows(lake, f"SELECT * FROM t AT (VERSION => {version})") == rows(lake, "SELECT * FROM t")
+
+
+# Automatic clustering -----------------------------------------------------------------------
+
+
+def test_automatic_clustering_compacts_after_dml(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (a INT, b STRING) CLUSTER BY (a)")
+    folder = location(lake, "T")
+    expected: list[tuple] = []
+    inserts = 0
+    while len(DeltaLog(folder).snapshot().files) <= clustering.AUTO_MIN_SMALL_FILES and inserts < 3 * clustering.AUTO_MIN_SMALL_FILES:
+        lake.sql(f"INSERT INTO t VALUES ({inserts}, 'x')")
+        expected.append((inserts, "x"))
+        inserts += 1
+        history = lake.sql("DESCRIBE HISTORY t LIMIT 1").collect()[0]
+        if history.operation == "OPTIMIZE":
+            break
+    assert history.operation == "OPTIMIZE"
+    assert history.operationParameters["auto"] == "true"
+    assert inserts == clustering.AUTO_MIN_SMALL_FILES + 1
+    assert len(DeltaLog(folder).snapshot().files) == 1
+    assert rows(lake, "SELECT * FROM t") == sorted_rows(expected) == kernel_rows(folder)
+    # The DML's own commit came first, as a commit of its own.
+    previous = lake.sql("DESCRIBE HISTORY t LIMIT 2").collect()[1]
+    assert previous.operation == "WRITE"
+
+
+def test_suspended_or_unclustered_tables_are_never_reclustered(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE s (a INT) CLUSTER BY (a)")
+    lake.sql("ALTER TABLE s SUSPEND RECLUSTER")
+    lake.sql("CREATE TABLE u (a INT)")
+    for i in range(clustering.AUTO_MIN_SMALL_FILES + 2):
+        lake.sql(f"INSERT INTO s VALUES ({i})")
+        lake.sql(f"INSERT INTO u VALUES ({i})")
+    for table in ("s", "u"):
+        operations = {r.operation for r in lake.sql(f"DESCRIBE HISTORY {table}").collect()}
+        assert "OPTIMIZE" not in operations
+        assert len(DeltaLog(location(lake, table.upper())).snapshot().files) == clustering.AUTO_MIN_SMALL_FILES + 2
