@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import pytest
@@ -35,3 +36,29 @@ def clock() -> lakeclone.ManualClock:
 def lake(tmp_path: Path, spark: SparkSession, clock: lakeclone.ManualClock) -> lakeclone.Lake:
     """A Lake on an empty warehouse of its own."""
     return lakeclone.connect(tmp_path / "warehouse", spark=spark, clock=clock)
+
+
+RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
+
+
+@pytest.fixture
+def retention_check(lake: lakeclone.Lake) -> Iterator[Callable[[bool], None]]:
+    """A switch for Delta's VACUUM retention check; the shared Spark session gets its old value back."""
+    before = lake.spark.conf.get(RETENTION_CHECK, None)
+
+    def enable(on: bool) -> None:
+        lake.spark.conf.set(RETENTION_CHECK, "true" if on else "false")
+
+    try:
+        yield enable
+    finally:
+        if before is None:
+            lake.spark.conf.unset(RETENTION_CHECK)
+        else:
+            lake.spark.conf.set(RETENTION_CHECK, before)
+
+
+@pytest.fixture
+def retention_check_off(retention_check: Callable[[bool], None]) -> None:
+    """Delta's VACUUM retention check off for one test."""
+    retention_check(False)

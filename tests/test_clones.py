@@ -72,21 +72,6 @@ def assert_all_readable(lake: lakeclone.Lake) -> None:
         assert rows(lake, f"SELECT * FROM {table.qualified}") == kernel_rows(table.location), table.qualified
 
 
-@pytest.fixture
-def retention_check_off(lake: lakeclone.Lake):
-    """Turn Delta's VACUUM retention check off for one test; the Spark session is shared."""
-    key = "spark.databricks.delta.retentionDurationCheck.enabled"
-    before = lake.spark.conf.get(key, None)
-    lake.spark.conf.set(key, "false")
-    try:
-        yield
-    finally:
-        if before is None:
-            lake.spark.conf.unset(key)
-        else:
-            lake.spark.conf.set(key, before)
-
-
 # Zero-copy clones ----------------------------------------------------------------------------
 
 

@@ -53,28 +53,6 @@ def assert_all_readable(lake: lakeclone.Lake) -> None:
         assert rows(lake, f"SELECT * FROM {table.qualified}") == kernel_rows(table.location), table.qualified
 
 
-@pytest.fixture
-def retention_check(lake: lakeclone.Lake):
-    """A setter for Delta's retention check; the shared Spark session gets its old value back."""
-    before = lake.spark.conf.get(RETENTION_CHECK, None)
-
-    def enable(on: bool) -> None:
-        lake.spark.conf.set(RETENTION_CHECK, "true" if on else "false")
-
-    try:
-        yield enable
-    finally:
-        if before is None:
-            lake.spark.conf.unset(RETENTION_CHECK)
-        else:
-            lake.spark.conf.set(RETENTION_CHECK, before)
-
-
-@pytest.fixture
-def retention_check_off(retention_check) -> None:
-    retention_check(False)
-
-
 def stray(folder: str, name: str, moment: dt.datetime) -> str:
     """A file no commit references, written in a table's folder with the given mtime."""
     path = os.path.join(folder, name)

@@ -30,20 +30,6 @@ LOW_RETENTION_ERROR = "Are you sure you would like to vacuum files with such a l
 
 
 @pytest.fixture
-def retention_check_off(lake: lakeclone.Lake):
-    """Turn Delta's VACUUM retention check off for one test; the Spark session is shared."""
-    before = lake.spark.conf.get(RETENTION_CHECK, None)
-    lake.spark.conf.set(RETENTION_CHECK, "false")
-    try:
-        yield
-    finally:
-        if before is None:
-            lake.spark.conf.unset(RETENTION_CHECK)
-        else:
-            lake.spark.conf.set(RETENTION_CHECK, before)
-
-
-@pytest.fixture
 def cloned(lake: lakeclone.Lake, clock: lakeclone.ManualClock) -> str:
     """Table ``s`` with a clone ``c1`` and a clone of that, ``c2``; then ``s`` deletes and rewrites rows.
 

@@ -11,6 +11,7 @@ Delta readers without in-commit timestamps use for time travel.
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 import json
 import os
 import re
@@ -37,6 +38,8 @@ from lakeclone.delta.paths import location_uri, resolve
 from lakeclone.errors import ConcurrentWriteError, ExecutionError
 
 KEY = "lakeclone."
+# Delta truncates long string stats; lakeclone simply leaves them out.
+MAX_STRING_STAT = 32
 PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 
 # delta-rs may delete "expired" log files after a checkpoint, judging age by the
@@ -304,20 +307,31 @@ def _stats_json(action: Mapping[str, Any]) -> str:
     for key, name in (("min", "minValues"), ("max", "maxValues"), ("null_count", "nullCount")):
         values = action.get(key)
         if values:
-            stats[name] = {k: _jsonable(v) for k, v in values.items() if v is not None}
+            if key == "null_count":
+                stats[name] = {k: v for k, v in values.items() if v is not None}
+            else:
+                kept = {k: stat_value(v) for k, v in values.items()}
+                stats[name] = {k: v for k, v in kept.items() if v is not None}
     return json.dumps(stats, separators=(",", ":"))
 
 
-def _jsonable(value: Any) -> Any:
+def stat_value(value: Any) -> Any:
+    """A min or max value as Delta's stats JSON holds it, or None where Delta keeps none."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return value
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, str):
+        return value if len(value) <= MAX_STRING_STAT else None
     if isinstance(value, dt.datetime):
         if value.tzinfo is None:
             value = value.replace(tzinfo=dt.timezone.utc)
         return value.astimezone(dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     if isinstance(value, dt.date):
         return value.isoformat()
-    if isinstance(value, (int, float, str, bool)):
-        return value
-    return str(value)
+    return None
 
 
 def _commit(entry: Mapping[str, Any]) -> Commit:

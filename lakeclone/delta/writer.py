@@ -14,12 +14,11 @@ import json
 import os
 import shutil
 import uuid
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import pyarrow.parquet as pq
 
-from lakeclone.delta.log import DataFile
+from lakeclone.delta.log import DataFile, stat_value
 from lakeclone.delta.paths import relative
 
 if TYPE_CHECKING:
@@ -34,9 +33,6 @@ files but is not part of the table's schema, so other Delta readers and
 """
 
 STAGING = "_lakeclone_staging"
-
-# Delta truncates long string stats; lakeclone simply leaves them out.
-MAX_STRING_STAT = 32
 
 
 def write_data_files(frame: DataFrame, location: str, *, now: dt.datetime) -> list[DataFile]:
@@ -110,25 +106,7 @@ def footer_stats(metadata: pq.FileMetaData) -> dict[str, Any]:
         if complete:
             nulls[column] = null_count
         if complete and low is not None:
-            low_json, high_json = _stat_value(low), _stat_value(high)
+            low_json, high_json = stat_value(low), stat_value(high)
             if low_json is not None and high_json is not None:
                 mins[column], maxs[column] = low_json, high_json
     return {"numRecords": metadata.num_rows, "minValues": mins, "maxValues": maxs, "nullCount": nulls}
-
-
-def _stat_value(value: Any) -> Any:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return value
-    if isinstance(value, Decimal):
-        return float(value)
-    if isinstance(value, str):
-        return value if len(value) <= MAX_STRING_STAT else None
-    if isinstance(value, dt.datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=dt.timezone.utc)
-        return value.astimezone(dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    return None
