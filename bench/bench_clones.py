@@ -481,7 +481,7 @@ def commit_change(
     from lakeclone.delta.log import CommitInfo, DeltaLog
 
     table_log = DeltaLog(location)
-    snapshot = table_log.snapshot()
+    snapshot = table_log.snapshot(stats=True)
     removes = [
         f for f in snapshot.files
         if remove_ids and remove_ids[0] <= json.loads(f.stats)["minValues"]["ID"] < remove_ids[1]

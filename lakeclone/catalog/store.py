@@ -12,10 +12,13 @@ import contextlib
 import datetime as dt
 import json
 import sqlite3
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from lakeclone.errors import LakecloneError
 
 SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS databases (
@@ -117,6 +120,11 @@ CREATE TABLE IF NOT EXISTS clustering (
 """
 
 DEFAULT_DATABASE = "LAKE"
+
+
+class CatalogBusyError(LakecloneError):
+    """Another process held the catalog longer than lakeclone waits."""
+
 DEFAULT_SCHEMA = "PUBLIC"
 
 
@@ -251,13 +259,33 @@ class Catalog:
         self.path = path
         self._db = sqlite3.connect(path, isolation_level=None, timeout=60, check_same_thread=False)
         self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
+        self._enable_wal(timeout=60)
         # In WAL mode, NORMAL still survives a crash of the process; only a power
         # loss can lose the last commits. FULL costs a disk sync per statement run.
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA foreign_keys=ON")
         # Every statement is IF NOT EXISTS, so concurrent first opens are harmless.
         self._db.executescript(SCHEMA_SQL)
+
+    def _enable_wal(self, *, timeout: float) -> None:
+        """Switch a new catalog file to WAL mode, which lets readers and a writer work at once.
+
+        SQLite does not wait out its busy timeout for a journal-mode change, so
+        two processes opening a new warehouse together retry here instead.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                # Reading the mode needs no lock; a file already in WAL mode needs no change.
+                if self._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal":
+                    return
+                if self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal":
+                    return
+            except sqlite3.OperationalError:
+                pass
+            if time.monotonic() > deadline:
+                raise CatalogBusyError(f"The catalog {self.path} stayed locked for {timeout:g} s.")
+            time.sleep(0.05)
 
     def close(self) -> None:
         self._db.close()

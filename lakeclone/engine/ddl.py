@@ -415,6 +415,8 @@ def set_parameters(execution: Execution) -> DataFrame:
     expression = execution.expression
     kind = str(expression.args["kind"]).upper()
     object_id = _parameter_owner(execution, kind, expression.this)
+    if object_id is None:
+        return results.status(execution.spark, "Statement executed successfully.")
     settings = {}
     for prop in expression.expressions:
         parameter = params.lookup(prop.name, kind)
@@ -429,6 +431,8 @@ def unset_parameters(execution: Execution) -> DataFrame:
     expression = execution.expression
     kind = str(expression.args["kind"]).upper()
     object_id = _parameter_owner(execution, kind, expression.this)
+    if object_id is None:
+        return results.status(execution.spark, "Statement executed successfully.")
     keys = [params.lookup(var.name, kind).key for var in expression.expressions]
     with execution.catalog.transaction():
         for key in keys:
@@ -436,7 +440,17 @@ def unset_parameters(execution: Execution) -> DataFrame:
     return results.status(execution.spark, "Statement executed successfully.")
 
 
-def _parameter_owner(execution: Execution, kind: str, target: exp.Table) -> str:
+def _parameter_owner(execution: Execution, kind: str, target: exp.Table) -> str | None:
+    """The id of the object whose parameters change; None for a missing one under ALTER ... IF EXISTS."""
+    try:
+        return _object_id(execution, kind, target)
+    except ObjectNotFoundError:
+        if execution.expression.args.get("exists"):
+            return None
+        raise
+
+
+def _object_id(execution: Execution, kind: str, target: exp.Table) -> str:
     if kind == params.TABLE:
         return execution.tables.entry(target).id
     if kind == params.SCHEMA:

@@ -79,6 +79,9 @@ def check_version(
 ) -> int:
     """``version`` itself, when the table can still serve it."""
     versions = [c.version for c in history]
+    if version < versions[0] <= version + 1:
+        # BEFORE(VERSION => first): the moment before the table existed.
+        raise not_available(name)
     if version not in versions:
         raise TimeTravelError(
             f"Cannot time travel Delta table to version {version}. "

@@ -1,0 +1,542 @@
+"""Databases, schemas, table identity, parameters, persistence, and the SQLite catalog store."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+import lakeclone
+from lakeclone.catalog.store import Catalog
+
+pytestmark = pytest.mark.spark
+
+
+def names(lake: lakeclone.Lake, sql: str) -> list[str]:
+    return [r.name for r in lake.sql(sql).collect()]
+
+
+def error_of(lake: lakeclone.Lake, sql: str) -> str:
+    with pytest.raises(lakeclone.LakecloneError) as error:
+        lake.sql(sql).collect()
+    return str(error.value)
+
+
+def table_entry(lake: lakeclone.Lake, name: str, schema: str = "PUBLIC", database: str = "LAKE"):
+    catalog = Catalog(lake.warehouse / "catalog.sqlite")
+    try:
+        return catalog.table(database, schema, name)
+    finally:
+        catalog.close()
+
+
+def parameters(lake: lakeclone.Lake, sql: str) -> dict[str, tuple[str, str, str]]:
+    return {r.key: (r.value, r.default, r.level) for r in lake.sql(sql).collect()}
+
+
+# Databases and schemas -----------------------------------------------------------------------------
+
+
+def test_new_warehouse_has_lake_public(lake: lakeclone.Lake) -> None:
+    assert (lake.current_database, lake.current_schema) == ("LAKE", "PUBLIC")
+    (database,) = lake.sql("SHOW DATABASES").collect()
+    assert (database.name, database.is_current, database.retention_time) == ("LAKE", "Y", 7)
+    (schema,) = lake.sql("SHOW SCHEMAS").collect()
+    assert (schema.name, schema.database_name, schema.is_current) == ("PUBLIC", "LAKE", "Y")
+    assert lake.sql("SHOW TABLES").collect() == []
+
+
+def test_catalog_is_sqlite_in_the_warehouse(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (id INT)")
+    path = lake.warehouse / "catalog.sqlite"
+    assert path.read_bytes()[:16] == b"SQLite format 3\x00"
+    with sqlite3.connect(path) as db:
+        found = db.execute(
+            "SELECT d.name, s.name, t.name, t.kind FROM tables t JOIN schemas s ON t.schema_id = s.id "
+            "JOIN databases d ON s.database_id = d.id"
+        ).fetchall()
+    assert found == [("LAKE", "PUBLIC", "T", "MANAGED")]
+
+
+def test_create_database_creates_public_and_switches_to_it(lake: lakeclone.Lake) -> None:
+    status = lake.sql("CREATE DATABASE sales").collect()
+    assert status[0].status == "Database SALES successfully created."
+    assert (lake.current_database, lake.current_schema) == ("SALES", "PUBLIC")
+    assert names(lake, "SHOW SCHEMAS IN DATABASE sales") == ["PUBLIC"]
+    lake.sql("CREATE TABLE orders (id INT)")
+    assert names(lake, "SHOW TABLES IN SCHEMA SALES.PUBLIC") == ["ORDERS"]
+    assert names(lake, "SHOW TABLES IN SCHEMA LAKE.PUBLIC") == []
+    current = {r.name: r.is_current for r in lake.sql("SHOW DATABASES").collect()}
+    assert current == {"LAKE": "N", "SALES": "Y"}
+
+
+def test_create_database_if_not_exists_and_or_replace(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE DATABASE d; CREATE TABLE keep (id INT)")
+    assert error_of(lake, "CREATE DATABASE d") == "SQL compilation error:\nObject 'D' already exists."
+    status = lake.sql("CREATE DATABASE IF NOT EXISTS d").collect()
+    assert status[0].status == "D already exists, statement succeeded."
+    assert names(lake, "SHOW TABLES IN DATABASE d") == ["KEEP"]
+    lake.sql("CREATE OR REPLACE DATABASE d")
+    assert names(lake, "SHOW TABLES IN DATABASE d") == []
+    assert names(lake, "SHOW DATABASES") == ["D", "LAKE"]
+
+
+def test_create_schema_switches_to_it(lake: lakeclone.Lake) -> None:
+    status = lake.sql("CREATE SCHEMA staging").collect()
+    assert status[0].status == "Schema STAGING successfully created."
+    assert (lake.current_database, lake.current_schema) == ("LAKE", "STAGING")
+    lake.sql("CREATE TABLE t (id INT)")
+    assert table_entry(lake, "T", schema="STAGING") is not None
+    lake.sql("CREATE DATABASE other; CREATE SCHEMA LAKE.qualified")
+    assert (lake.current_database, lake.current_schema) == ("LAKE", "QUALIFIED")
+    assert names(lake, "SHOW SCHEMAS IN DATABASE LAKE") == ["PUBLIC", "QUALIFIED", "STAGING"]
+    assert error_of(lake, "CREATE SCHEMA staging") == "SQL compilation error:\nObject 'STAGING' already exists."
+    assert lake.sql("CREATE SCHEMA IF NOT EXISTS staging").collect()[0].status == (
+        "STAGING already exists, statement succeeded."
+    )
+
+
+def test_create_or_replace_schema_empties_it(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE SCHEMA s; CREATE TABLE t (id INT)")
+    lake.sql("CREATE OR REPLACE SCHEMA s")
+    assert names(lake, "SHOW TABLES IN SCHEMA LAKE.S") == []
+    assert "does not exist" in error_of(lake, "SELECT * FROM LAKE.S.T")
+
+
+def test_use_database_and_schema(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE DATABASE d2; CREATE SCHEMA s2; CREATE TABLE t (v STRING); INSERT INTO t VALUES ('d2.s2')")
+    lake.sql("USE DATABASE LAKE")
+    assert (lake.current_database, lake.current_schema) == ("LAKE", "PUBLIC")
+    lake.sql("CREATE TABLE t (v STRING); INSERT INTO t VALUES ('lake.public')")
+    lake.sql("USE SCHEMA D2.S2")
+    assert (lake.current_database, lake.current_schema) == ("D2", "S2")
+    assert [r.V for r in lake.sql("SELECT v FROM t").collect()] == ["d2.s2"]
+    lake.sql("USE SCHEMA PUBLIC")  # relative to the current database
+    assert (lake.current_database, lake.current_schema) == ("D2", "PUBLIC")
+    lake.sql("USE LAKE")
+    assert [r.V for r in lake.sql("SELECT v FROM t").collect()] == ["lake.public"]
+    assert [r.V for r in lake.sql("SELECT v FROM d2.s2.t").collect()] == ["d2.s2"]
+
+
+def test_use_schema_switches_schema_within_the_database(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE SCHEMA s2; CREATE TABLE t (v STRING); INSERT INTO t VALUES ('s2')")
+    lake.sql("USE SCHEMA PUBLIC")
+    assert (lake.current_database, lake.current_schema) == ("LAKE", "PUBLIC")
+    lake.sql("CREATE TABLE t (v STRING); INSERT INTO t VALUES ('public')")
+    lake.sql("USE SCHEMA LAKE.S2")
+    assert lake.current_schema == "S2"
+    assert [r.V for r in lake.sql("SELECT v FROM t").collect()] == ["s2"]
+    assert [r.V for r in lake.sql("SELECT v FROM public.t").collect()] == ["public"]
+
+
+def test_use_unknown_database_fails_and_keeps_the_session(lake: lakeclone.Lake) -> None:
+    assert error_of(lake, "USE DATABASE nope") == "SQL compilation error:\nDatabase 'NOPE' does not exist or not authorized."
+    assert (lake.current_database, lake.current_schema) == ("LAKE", "PUBLIC")
+
+
+def test_use_unknown_schema_fails_and_keeps_the_session(lake: lakeclone.Lake) -> None:
+    assert error_of(lake, "USE SCHEMA nope") == "SQL compilation error:\nSchema 'LAKE.NOPE' does not exist or not authorized."
+    assert (lake.current_database, lake.current_schema) == ("LAKE", "PUBLIC")
+
+
+def test_drop_and_undrop_database_brings_its_tables_back(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE DATABASE d; CREATE TABLE t (id INT); INSERT INTO t VALUES (1)")
+    table_id = table_entry(lake, "T", database="D").id
+    assert lake.sql("DROP DATABASE d").collect()[0].status == "D successfully dropped."
+    assert names(lake, "SHOW DATABASES") == ["LAKE"]
+    assert "does not exist" in error_of(lake, "SELECT * FROM d.public.t")
+    assert lake.sql("UNDROP DATABASE d").collect()[0].status == "Database D successfully restored."
+    assert [r.ID for r in lake.sql("SELECT id FROM d.public.t").collect()] == [1]
+    assert table_entry(lake, "T", database="D").id == table_id
+
+
+def test_drop_and_undrop_schema_brings_its_tables_back(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE SCHEMA s; CREATE TABLE t (id INT); INSERT INTO t VALUES (1)")
+    lake.sql("DROP SCHEMA s")
+    assert names(lake, "SHOW SCHEMAS IN DATABASE LAKE") == ["PUBLIC"]
+    assert "does not exist" in error_of(lake, "SELECT * FROM LAKE.S.T")
+    assert lake.sql("UNDROP SCHEMA s").collect()[0].status == "Schema S successfully restored."
+    assert [r.ID for r in lake.sql("SELECT id FROM LAKE.S.T").collect()] == [1]
+
+
+def test_drop_missing_objects(lake: lakeclone.Lake) -> None:
+    assert error_of(lake, "DROP TABLE nope") == "SQL compilation error:\nObject 'LAKE.PUBLIC.NOPE' does not exist or not authorized."
+    assert "does not exist" in error_of(lake, "DROP SCHEMA nope")
+    assert "does not exist" in error_of(lake, "DROP DATABASE nope")
+    for kind in ("TABLE", "SCHEMA", "DATABASE"):
+        status = lake.sql(f"DROP {kind} IF EXISTS nope").collect()[0].status
+        assert status.startswith("Drop statement executed successfully")
+
+
+def test_drop_database_hides_its_tables(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE DATABASE d; CREATE TABLE t (id INT)")
+    assert lake.sql("DROP DATABASE d").collect()[0].status == "D successfully dropped."
+    assert names(lake, "SHOW DATABASES") == ["LAKE"]
+    assert "does not exist" in error_of(lake, "SELECT * FROM d.public.t")
+    assert "does not exist" in error_of(lake, "SHOW TABLES IN DATABASE d")
+
+
+def test_undrop_schema_when_the_name_is_taken_fails(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE SCHEMA s; DROP SCHEMA s; CREATE SCHEMA s")
+    assert error_of(lake, "UNDROP SCHEMA s") == "SQL compilation error:\nObject 'S' already exists."
+
+
+def test_undrop_database_when_the_name_is_taken_fails(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE DATABASE d; DROP DATABASE d; CREATE DATABASE d")
+    assert error_of(lake, "UNDROP DATABASE d") == "SQL compilation error:\nObject 'D' already exists."
+
+
+def test_undrop_something_never_dropped_fails(lake: lakeclone.Lake) -> None:
+    assert error_of(lake, "UNDROP TABLE never") == "SQL compilation error:\nTable NEVER did not exist or was purged."
+    assert error_of(lake, "UNDROP SCHEMA never") == "SQL compilation error:\nSchema NEVER did not exist or was purged."
+
+
+def test_undrop_database_never_dropped_fails(lake: lakeclone.Lake) -> None:
+    assert error_of(lake, "UNDROP DATABASE never") == "SQL compilation error:\nDatabase NEVER did not exist or was purged."
+
+
+# SHOW ... LIKE / IN ----------------------------------------------------------------------------------
+
+
+def test_show_like_and_in(lake: lakeclone.Lake) -> None:
+    lake.sql(
+        "CREATE DATABASE sales; CREATE SCHEMA raw; CREATE TABLE orders (id INT); CREATE TABLE order_lines (id INT);"
+        "CREATE TABLE customers (id INT); USE SCHEMA sales.public; CREATE TABLE summary (id INT)"
+    )
+    assert names(lake, "SHOW DATABASES LIKE 'SAL%'") == ["SALES"]
+    assert names(lake, "SHOW DATABASES LIKE 'sal%'") == ["SALES"]  # LIKE in SHOW ignores case
+    assert names(lake, "SHOW SCHEMAS IN DATABASE sales") == ["PUBLIC", "RAW"]
+    assert names(lake, "SHOW SCHEMAS LIKE 'r_w' IN DATABASE sales") == ["RAW"]
+    # Without IN, SHOW TABLES covers the current database, every schema of it.
+    assert names(lake, "SHOW TABLES") == ["SUMMARY", "CUSTOMERS", "ORDERS", "ORDER_LINES"]
+    assert names(lake, "SHOW TABLES IN SCHEMA sales.raw") == ["CUSTOMERS", "ORDERS", "ORDER_LINES"]
+    assert names(lake, "SHOW TABLES LIKE 'order%' IN SCHEMA sales.raw") == ["ORDERS", "ORDER_LINES"]
+    assert names(lake, "SHOW TABLES IN DATABASE sales") == ["SUMMARY", "CUSTOMERS", "ORDERS", "ORDER_LINES"]
+    assert names(lake, "SHOW TABLES IN DATABASE LAKE") == []
+    assert "does not exist" in error_of(lake, "SHOW TABLES IN SCHEMA sales.nope")
+
+
+def test_show_tables_reports_rows_bytes_and_location(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (id INT); INSERT INTO t VALUES (1), (2), (3)")
+    (row,) = lake.sql("SHOW TABLES").collect()
+    entry = table_entry(lake, "T")
+    assert (row.database_name, row.schema_name, row.kind, row.rows, row.is_external) == ("LAKE", "PUBLIC", "TABLE", 3, "N")
+    assert row.bytes > 0
+    assert row.location == entry.location == str(lake.warehouse / "tables" / entry.id)
+
+
+# Table identity --------------------------------------------------------------------------------------
+
+
+def test_rename_keeps_identity_location_and_data(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (id INT); INSERT INTO t VALUES (1)")
+    before = table_entry(lake, "T")
+    assert lake.sql("ALTER TABLE t RENAME TO u").collect()[0].status == "Statement executed successfully."
+    after = table_entry(lake, "U")
+    assert table_entry(lake, "T") is None
+    assert (after.id, after.location) == (before.id, before.location)
+    assert [r.ID for r in lake.sql("SELECT id FROM u").collect()] == [1]
+    # History continues: the rename is no commit, and the next write is version 2.
+    lake.sql("INSERT INTO u VALUES (2)")
+    assert [r.version for r in lake.sql("DESCRIBE HISTORY u").collect()] == [2, 1, 0]
+
+
+def test_rename_into_another_schema(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE SCHEMA s; USE SCHEMA PUBLIC; CREATE TABLE t (id INT)")
+    table_id = table_entry(lake, "T").id
+    lake.sql("ALTER TABLE t RENAME TO LAKE.S.MOVED")
+    assert table_entry(lake, "MOVED", schema="S").id == table_id
+    assert names(lake, "SHOW TABLES IN SCHEMA LAKE.PUBLIC") == []
+
+
+def test_rename_to_a_taken_name_fails(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (id INT); CREATE TABLE u (id INT)")
+    assert error_of(lake, "ALTER TABLE t RENAME TO u") == "SQL compilation error:\nObject 'U' already exists."
+    assert "does not exist" in error_of(lake, "ALTER TABLE nope RENAME TO v")
+
+
+def test_drop_then_create_makes_a_new_table_and_undrop_needs_the_name(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (v STRING); INSERT INTO t VALUES ('first')")
+    first = table_entry(lake, "T")
+    lake.sql("DROP TABLE t; CREATE TABLE t (v STRING); INSERT INTO t VALUES ('second')")
+    second = table_entry(lake, "T")
+    assert second.id != first.id and second.location != first.location
+    assert error_of(lake, "UNDROP TABLE t") == "SQL compilation error:\nObject 'T' already exists."
+    lake.sql("DROP TABLE t")
+    lake.sql("UNDROP TABLE t")  # the most recently dropped: the second
+    assert table_entry(lake, "T").id == second.id
+    lake.sql("ALTER TABLE t RENAME TO t2; UNDROP TABLE t")
+    assert table_entry(lake, "T").id == first.id
+    assert [r.V for r in lake.sql("SELECT v FROM t").collect()] == ["first"]
+
+
+def test_undrop_within_and_after_the_retention_window(lake: lakeclone.Lake, clock: lakeclone.ManualClock) -> None:
+    lake.sql("CREATE TABLE a (id INT); CREATE TABLE b (id INT); DROP TABLE a; DROP TABLE b")
+    clock.advance(days=6, hours=23)
+    lake.sql("UNDROP TABLE a")  # inside the default 7 days
+    assert table_entry(lake, "A") is not None
+    clock.advance(hours=2)
+    assert error_of(lake, "UNDROP TABLE b") == "SQL compilation error:\nTable B did not exist or was purged."
+
+
+def test_undrop_window_follows_the_table_retention(lake: lakeclone.Lake, clock: lakeclone.ManualClock) -> None:
+    lake.sql("CREATE TABLE t (id INT) DATA_RETENTION_TIME_IN_DAYS = 1; DROP TABLE t")
+    clock.advance(days=1, seconds=1)
+    assert "did not exist or was purged" in error_of(lake, "UNDROP TABLE t")
+
+
+def test_undrop_database_after_the_retention_window_fails(lake: lakeclone.Lake, clock: lakeclone.ManualClock) -> None:
+    lake.sql("CREATE DATABASE d; DROP DATABASE d; CREATE DATABASE e2; DROP DATABASE e2")
+    clock.advance(days=6)
+    lake.sql("UNDROP DATABASE e2")
+    clock.advance(days=2)
+    assert "did not exist or was purged" in error_of(lake, "UNDROP DATABASE d")
+
+
+# Parameters ------------------------------------------------------------------------------------------
+
+
+def test_table_parameters_set_unset_and_show(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (id INT)")
+    shown = parameters(lake, "SHOW PARAMETERS IN TABLE t")
+    assert shown == {
+        "DATA_RETENTION_TIME_IN_DAYS": ("7", "7", ""),
+        "MAX_DATA_EXTENSION_TIME_IN_DAYS": ("14", "14", ""),
+        "CHANGE_TRACKING": ("false", "false", ""),
+        "COMMENT": ("", "", ""),
+    }
+    lake.sql("ALTER TABLE t SET DATA_RETENTION_TIME_IN_DAYS = 30 CHANGE_TRACKING = TRUE COMMENT = 'hi'")
+    shown = parameters(lake, "SHOW PARAMETERS IN TABLE t")
+    assert shown["DATA_RETENTION_TIME_IN_DAYS"] == ("30", "7", "TABLE")
+    assert shown["CHANGE_TRACKING"] == ("true", "false", "TABLE")
+    assert shown["COMMENT"] == ("hi", "", "TABLE")
+    lake.sql("ALTER TABLE t UNSET DATA_RETENTION_TIME_IN_DAYS, COMMENT")
+    shown = parameters(lake, "SHOW PARAMETERS IN TABLE t")
+    assert shown["DATA_RETENTION_TIME_IN_DAYS"] == ("7", "7", "")
+    assert shown["COMMENT"] == ("", "", "")
+    assert shown["CHANGE_TRACKING"] == ("true", "false", "TABLE")
+
+
+def test_parameters_inherit_database_to_schema_to_table(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE SCHEMA s; CREATE TABLE t (id INT)")
+    lake.sql("ALTER DATABASE LAKE SET DATA_RETENTION_TIME_IN_DAYS = 20 COMMENT = 'db comment'")
+    assert parameters(lake, "SHOW PARAMETERS IN DATABASE LAKE")["DATA_RETENTION_TIME_IN_DAYS"] == ("20", "7", "DATABASE")
+    assert parameters(lake, "SHOW PARAMETERS IN SCHEMA s")["DATA_RETENTION_TIME_IN_DAYS"] == ("20", "7", "DATABASE")
+    table = parameters(lake, "SHOW PARAMETERS IN TABLE t")
+    assert table["DATA_RETENTION_TIME_IN_DAYS"] == ("20", "7", "DATABASE")
+    assert table["COMMENT"] == ("", "", "")  # a comment is the object's own, never inherited
+    lake.sql("ALTER SCHEMA s SET DATA_RETENTION_TIME_IN_DAYS = 10")
+    assert parameters(lake, "SHOW PARAMETERS IN TABLE t")["DATA_RETENTION_TIME_IN_DAYS"] == ("10", "7", "SCHEMA")
+    lake.sql("ALTER TABLE t SET DATA_RETENTION_TIME_IN_DAYS = 2")
+    assert parameters(lake, "SHOW PARAMETERS IN TABLE t")["DATA_RETENTION_TIME_IN_DAYS"] == ("2", "7", "TABLE")
+    (row,) = lake.sql("SHOW TABLES").collect()
+    assert row.retention_time == 2
+    lake.sql("ALTER TABLE t UNSET DATA_RETENTION_TIME_IN_DAYS; ALTER SCHEMA s UNSET DATA_RETENTION_TIME_IN_DAYS")
+    assert parameters(lake, "SHOW PARAMETERS IN TABLE t")["DATA_RETENTION_TIME_IN_DAYS"] == ("20", "7", "DATABASE")
+
+
+def test_show_parameters_like(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (id INT)")
+    assert list(parameters(lake, "SHOW PARAMETERS LIKE '%retention%' IN TABLE t")) == ["DATA_RETENTION_TIME_IN_DAYS"]
+    assert list(parameters(lake, "SHOW PARAMETERS LIKE 'CHANGE_TRACKING' IN TABLE t")) == ["CHANGE_TRACKING"]
+    # CHANGE_TRACKING belongs to tables only.
+    assert "CHANGE_TRACKING" not in parameters(lake, "SHOW PARAMETERS IN DATABASE LAKE")
+    assert parameters(lake, "SHOW PARAMETERS LIKE 'nothing%' IN TABLE t") == {}
+
+
+@pytest.mark.parametrize(
+    ("statement", "message"),
+    [
+        ("ALTER TABLE t SET NO_SUCH_PARAMETER = 1", "invalid property 'NO_SUCH_PARAMETER' for 'TABLE'"),
+        ("ALTER DATABASE LAKE SET CHANGE_TRACKING = TRUE", "invalid property 'CHANGE_TRACKING' for 'DATABASE'"),
+        ("ALTER TABLE t SET DATA_RETENTION_TIME_IN_DAYS = 91", "invalid value [91] for parameter 'DATA_RETENTION_TIME_IN_DAYS': must be between 0 and 90"),
+        ("ALTER SCHEMA PUBLIC SET DATA_RETENTION_TIME_IN_DAYS = 'abc'", "invalid value [abc] for parameter 'DATA_RETENTION_TIME_IN_DAYS'"),
+        ("ALTER TABLE t SET CHANGE_TRACKING = 'maybe'", "invalid value [maybe] for parameter 'CHANGE_TRACKING'"),
+        ("ALTER TABLE t UNSET NO_SUCH_PARAMETER", "invalid property 'NO_SUCH_PARAMETER' for 'TABLE'"),
+        ("ALTER TABLE nope SET COMMENT = 'x'", "Object 'LAKE.PUBLIC.NOPE' does not exist or not authorized."),
+    ],
+)
+def test_invalid_parameters_are_rejected(lake: lakeclone.Lake, statement: str, message: str) -> None:
+    lake.sql("CREATE TABLE t (id INT) DATA_RETENTION_TIME_IN_DAYS = 3")
+    assert error_of(lake, statement) == "SQL compilation error:\n" + message
+    assert parameters(lake, "SHOW PARAMETERS IN TABLE t")["DATA_RETENTION_TIME_IN_DAYS"] == ("3", "7", "TABLE")
+
+
+def test_a_failed_multi_parameter_set_changes_nothing(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (id INT)")
+    assert "invalid value" in error_of(lake, "ALTER TABLE t SET COMMENT = 'x' DATA_RETENTION_TIME_IN_DAYS = 'many'")
+    assert parameters(lake, "SHOW PARAMETERS IN TABLE t")["COMMENT"] == ("", "", "")
+
+
+# Persistence ---------------------------------------------------------------------------------------
+
+
+def test_a_new_lake_on_the_same_warehouse_sees_everything(
+    lake: lakeclone.Lake, clock: lakeclone.ManualClock
+) -> None:
+    lake.sql(
+        "CREATE DATABASE d; CREATE SCHEMA s; CREATE TABLE t (id INT, v STRING) COMMENT = 'kept';"
+        "INSERT INTO t VALUES (1, 'a'), (2, 'b'); ALTER SCHEMA s SET DATA_RETENTION_TIME_IN_DAYS = 3;"
+        "CREATE TABLE gone (id INT); DROP TABLE gone"
+    )
+    table_id = table_entry(lake, "T", schema="S", database="D").id
+    again = lakeclone.connect(lake.warehouse, spark=lake.spark, clock=clock)
+    # Session state is not persisted; the catalog is.
+    assert (again.current_database, again.current_schema) == ("LAKE", "PUBLIC")
+    assert names(again, "SHOW DATABASES") == ["D", "LAKE"]
+    assert sorted(tuple(r) for r in again.sql("SELECT * FROM d.s.t").collect()) == [(1, "a"), (2, "b")]
+    shown = parameters(again, "SHOW PARAMETERS IN TABLE d.s.t")
+    assert shown["DATA_RETENTION_TIME_IN_DAYS"] == ("3", "7", "SCHEMA")
+    assert shown["COMMENT"] == ("kept", "", "TABLE")
+    again.sql("USE SCHEMA d.s; UNDROP TABLE gone; INSERT INTO t VALUES (3, 'c')")
+    assert table_entry(again, "T", schema="S", database="D").id == table_id
+    assert lake.sql("SELECT count(*) AS n FROM d.s.t").collect()[0].N == 3
+    assert names(lake, "SHOW TABLES IN SCHEMA d.s") == ["GONE", "T"]
+
+
+# The SQLite store under concurrent processes -------------------------------------------------------
+
+STORE_WORKER = textwrap.dedent(
+    """
+    import datetime as dt, json, os, sqlite3, sys, time
+    from pathlib import Path
+    from lakeclone.catalog.store import Catalog
+
+    path, me, other, go = Path(sys.argv[1]), sys.argv[2], sys.argv[3], Path(sys.argv[4])
+    while not go.exists():
+        time.sleep(0.005)
+    now = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+    catalog = Catalog(path)
+    catalog.ensure_default(now)
+    won = []
+    for i in range(25):
+        with catalog.transaction():
+            database = catalog.create_database(f"{me}_{i}", now)
+            catalog.create_schema(database, "PUBLIC", now)
+        schema = catalog.schema("LAKE", "PUBLIC")
+        with catalog.transaction():
+            catalog.create_table(schema, f"{me}_T{i}", kind="MANAGED", location=f"/x/{me}/{i}", now=now, table_id=f"{me}-{i}")
+        # Both processes race for the same names: the catalog must let exactly one win.
+        try:
+            with catalog.transaction():
+                if catalog.table("LAKE", "PUBLIC", f"SHARED_{i}") is None:
+                    catalog.create_table(schema, f"SHARED_{i}", kind="MANAGED", location=f"/x/{me}/s{i}", now=now, table_id=f"{me}-s{i}")
+                    won.append(i)
+        except sqlite3.IntegrityError:
+            pass
+    with catalog.transaction():
+        catalog.create_database(f"{me}_DONE", now)
+    deadline = time.time() + 60
+    while catalog.database(f"{other}_DONE") is None and time.time() < deadline:
+        time.sleep(0.01)
+    seen = sorted(d.name for d in catalog.databases())
+    tables = sorted(t.name for t in catalog.tables(catalog.schema("LAKE", "PUBLIC")))
+    print(json.dumps({"won": won, "databases": seen, "tables": tables}))
+    """
+)
+
+
+def test_catalog_store_shared_by_two_processes(tmp_path: Path) -> None:
+    path = tmp_path / "warehouse" / "catalog.sqlite"
+    Catalog(path).close()  # opening a new catalog from two processes at once is another test
+    go = tmp_path / "go"
+    script = tmp_path / "worker.py"
+    script.write_text(STORE_WORKER)
+    workers = [
+        subprocess.Popen(
+            [sys.executable, str(script), str(path), me, other, str(go)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for me, other in (("A", "B"), ("B", "A"))
+    ]
+    time.sleep(0.5)
+    go.touch()
+    outputs = []
+    for worker in workers:
+        out, err = worker.communicate(timeout=120)
+        assert worker.returncode == 0, err
+        outputs.append(json.loads(out))
+
+    expected_databases = sorted(["LAKE", "A_DONE", "B_DONE"] + [f"{p}_{i}" for p in "AB" for i in range(25)])
+    own_tables = {f"{p}_T{i}" for p in "AB" for i in range(25)}
+    shared = {f"SHARED_{i}" for i in range(25)}
+    for output in outputs:  # each process sees the other's work
+        assert output["databases"] == expected_databases
+        assert set(output["tables"]) == own_tables | shared
+    # Every contested name went to exactly one process.
+    assert sorted(outputs[0]["won"] + outputs[1]["won"]) == list(range(25))
+
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert db.execute("SELECT count(*) FROM databases WHERE name = 'LAKE'").fetchone() == (1,)
+        duplicates = db.execute(
+            "SELECT schema_id, name FROM tables WHERE dropped_at IS NULL GROUP BY schema_id, name HAVING count(*) > 1"
+        ).fetchall()
+        assert duplicates == []
+        assert db.execute("SELECT count(*) FROM tables").fetchone() == (75,)
+
+
+FIRST_OPEN_WORKER = textwrap.dedent(
+    """
+    import datetime as dt, sys
+    from pathlib import Path
+    from lakeclone.catalog.store import Catalog
+
+    folder, me, other, rounds = Path(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
+    failures = []
+    for i in range(rounds):
+        # Meet the other process, then both open the same brand-new catalog.
+        (folder / f"ready_{me}_{i}").touch()
+        while not (folder / f"ready_{other}_{i}").exists():
+            pass
+        try:
+            catalog = Catalog(folder / f"w{i}" / "catalog.sqlite")
+            catalog.ensure_default(dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc))
+            catalog.close()
+        except Exception as error:
+            failures.append(f"round {i}: {type(error).__name__}: {error}")
+    print("\\n".join(failures))
+    """
+)
+
+
+def test_two_processes_opening_a_new_catalog_at_once(tmp_path: Path) -> None:
+    script = tmp_path / "first_open.py"
+    script.write_text(FIRST_OPEN_WORKER)
+    workers = [
+        subprocess.Popen(
+            [sys.executable, str(script), str(tmp_path), me, other, "60"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for me, other in (("A", "B"), ("B", "A"))
+    ]
+    failures = []
+    for worker in workers:
+        out, err = worker.communicate(timeout=120)
+        assert worker.returncode == 0, err
+        failures += [line for line in out.splitlines() if line]
+    assert failures == []
+    for i in range(60):
+        with sqlite3.connect(tmp_path / f"w{i}" / "catalog.sqlite") as db:
+            assert db.execute("SELECT name FROM databases").fetchall() == [("LAKE",)]
+
+
+def test_alter_if_exists_on_a_missing_object_does_nothing(lake: lakeclone.Lake) -> None:
+    for statement in (
+        "ALTER TABLE IF EXISTS nope SET DATA_RETENTION_TIME_IN_DAYS = 1",
+        "ALTER SCHEMA IF EXISTS nope UNSET DATA_RETENTION_TIME_IN_DAYS",
+        "ALTER DATABASE IF EXISTS nope SET COMMENT = 'x'",
+    ):
+        assert lake.sql(statement).collect()[0].status == "Statement executed successfully."
+    with pytest.raises(lakeclone.LakecloneError, match="does not exist or not authorized"):
+        lake.sql("ALTER TABLE nope SET DATA_RETENTION_TIME_IN_DAYS = 1")

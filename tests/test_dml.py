@@ -1,0 +1,419 @@
+"""INSERT, UPDATE, DELETE and MERGE: results, one Delta commit each, copy-on-write, row ids, atomicity."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+import pyarrow.parquet as pq
+import pytest
+from delta_reader import kernel_rows, sorted_rows
+
+import lakeclone
+from lakeclone.delta.log import DeltaLog, Snapshot
+from lakeclone.delta.writer import ROW_ID
+
+pytestmark = pytest.mark.spark
+
+
+def rows(lake: lakeclone.Lake, sql: str) -> list[tuple]:
+    return sorted_rows(lake.sql(sql).collect())
+
+
+def result(lake: lakeclone.Lake, sql: str) -> dict[str, int]:
+    return lake.sql(sql).collect()[0].asDict()
+
+
+def location(lake: lakeclone.Lake, name: str) -> str:
+    (row,) = lake.sql(f"SHOW TABLES LIKE '{name}'").collect()
+    return row.location
+
+
+def snapshot(lake: lakeclone.Lake, name: str) -> Snapshot:
+    return DeltaLog(location(lake, name)).snapshot()
+
+
+def ids_by_file(snap: Snapshot, key: str = "ID") -> dict[str, set]:
+    """Each live data file's path and the key values it holds, read straight from the Parquet."""
+    return {f.path: set(pq.read_table(f.local_path, columns=[key]).column(key).to_pylist()) for f in snap.files}
+
+
+def row_ids(snap: Snapshot, key: str = "ID") -> dict:
+    """key value -> hidden row id, over the snapshot's files."""
+    found: dict = {}
+    for f in snap.files:
+        table = pq.read_table(f.local_path, columns=[key, ROW_ID])
+        for k, r in zip(table.column(key).to_pylist(), table.column(ROW_ID).to_pylist()):
+            assert k not in found, f"key {k} appears twice"
+            found[k] = r
+    return found
+
+
+def history(lake: lakeclone.Lake, name: str) -> list:
+    return list(reversed(lake.sql(f"DESCRIBE HISTORY {name}").collect()))
+
+
+def unchanged_after(lake: lakeclone.Lake, name: str, statement: str, match: str) -> None:
+    """Run a statement that must fail, and check the table is exactly as it was."""
+    before_version = snapshot(lake, name).version
+    before_rows = rows(lake, f"SELECT * FROM {name}")
+    with pytest.raises(lakeclone.LakecloneError, match=match):
+        lake.sql(statement)
+    assert snapshot(lake, name).version == before_version
+    assert rows(lake, f"SELECT * FROM {name}") == before_rows
+
+
+@pytest.fixture
+def people(lake: lakeclone.Lake) -> lakeclone.Lake:
+    lake.sql("CREATE TABLE people (id INT NOT NULL, name STRING, age INT)")
+    lake.sql("INSERT INTO people VALUES (1, 'ann', 30), (2, 'bob', 40), (3, 'cy', 50)")
+    return lake
+
+
+# INSERT --------------------------------------------------------------------------------------------
+
+
+def test_insert_values_reports_the_rows_inserted(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (id INT, s STRING)")
+    assert result(lake, "INSERT INTO t VALUES (1, 'a'), (2, NULL)") == {"number of rows inserted": 2}
+    assert rows(lake, "SELECT * FROM t") == [(1, "a"), (2, None)]
+
+
+def test_insert_select_from_other_tables(people: lakeclone.Lake) -> None:
+    lake = people
+    lake.sql("CREATE TABLE elders (id INT, name STRING)")
+    assert result(lake, "INSERT INTO elders SELECT id, UPPER(name) FROM people WHERE age >= 40") == {
+        "number of rows inserted": 2
+    }
+    # A table may read itself while it is written: the source is the version before the insert.
+    assert result(lake, "INSERT INTO elders SELECT id + 10, name FROM elders") == {"number of rows inserted": 2}
+    assert rows(lake, "SELECT * FROM elders") == [(2, "BOB"), (3, "CY"), (12, "BOB"), (13, "CY")]
+
+
+def test_insert_select_takes_columns_by_position(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (a INT, b INT)")
+    lake.sql("INSERT INTO t SELECT 1, 1")
+    lake.sql("INSERT INTO t SELECT 2 AS x, 3 AS x")
+    assert rows(lake, "SELECT * FROM t") == [(1, 1), (2, 3)]
+
+
+def test_insert_with_a_column_list_fills_the_rest_with_null(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (a INT, b STRING, c DOUBLE)")
+    lake.sql("INSERT INTO t (c, a) VALUES (1.5, 1)")
+    assert rows(lake, "SELECT * FROM t") == [(1, None, 1.5)]
+    with pytest.raises(lakeclone.LakecloneError, match="invalid identifier 'NOPE'"):
+        lake.sql("INSERT INTO t (a, nope) VALUES (1, 2)")
+    with pytest.raises(
+        lakeclone.LakecloneError, match="Insert value list does not match column list expecting 3 but got 2"
+    ):
+        lake.sql("INSERT INTO t VALUES (1, 'x')")
+
+
+def test_insert_overwrite_replaces_every_row(people: lakeclone.Lake) -> None:
+    lake = people
+    files_before = len(snapshot(lake, "PEOPLE").files)
+    assert result(lake, "INSERT OVERWRITE INTO people VALUES (9, 'zed', 1)") == {"number of rows inserted": 1}
+    assert rows(lake, "SELECT * FROM people") == [(9, "zed", 1)]
+    last = history(lake, "people")[-1]
+    assert (last.operation, last.operationParameters["mode"]) == ("WRITE", "Overwrite")
+    assert last.operationMetrics["numRemovedFiles"] == str(files_before)
+    # The overwritten rows are still there to time travel to.
+    assert rows(lake, f"SELECT id FROM people AT(VERSION => {last.version - 1})") == [(1,), (2,), (3,)]
+
+
+def test_insert_casts_values_to_column_types(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (i INT, d DOUBLE, s STRING, day DATE, ts TIMESTAMP, n DECIMAL(6, 2), b BOOLEAN)")
+    lake.sql("INSERT INTO t VALUES ('42', 1, 7, '2024-02-29', '2024-02-29 12:00:00', '3.14159', 'true')")
+    assert rows(lake, "SELECT * FROM t") == [
+        (42, 1.0, "7", dt.date(2024, 2, 29), dt.datetime(2024, 2, 29, 12), Decimal("3.14"), True)
+    ]
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "INSERT INTO t VALUES ('forty-two', '2024-01-01')",
+        "INSERT INTO t VALUES (1, 'not a date')",
+        "INSERT INTO t SELECT 1, '2024-01-01' UNION ALL SELECT 'x', '2024-01-01'",
+    ],
+)
+def test_bad_cast_fails_and_changes_nothing(lake: lakeclone.Lake, statement: str) -> None:
+    lake.sql("CREATE TABLE t (i INT, day DATE); INSERT INTO t VALUES (1, '2024-01-01')")
+    unchanged_after(lake, "T", statement, "cannot be cast|malformed|CAST")
+
+
+def test_not_null_violation_in_insert_changes_nothing(people: lakeclone.Lake) -> None:
+    message = "NULL result in a non-nullable column 'ID'"
+    unchanged_after(people, "PEOPLE", "INSERT INTO people VALUES (4, 'dee', 1), (NULL, 'eve', 2)", message)
+    unchanged_after(people, "PEOPLE", "INSERT INTO people (name) VALUES ('no id')", message)
+
+
+def test_not_null_violation_in_update_changes_nothing(people: lakeclone.Lake) -> None:
+    unchanged_after(
+        people, "PEOPLE", "UPDATE people SET id = NULL WHERE id = 2", "NULL result in a non-nullable column 'ID'"
+    )
+
+
+# UPDATE / DELETE -----------------------------------------------------------------------------------
+
+
+def test_update_with_where(people: lakeclone.Lake) -> None:
+    lake = people
+    assert result(lake, "UPDATE people SET age = age + 1, name = UPPER(name) WHERE age >= 40") == {
+        "number of rows updated": 2,
+        "number of multi-joined rows updated": 0,
+    }
+    assert rows(lake, "SELECT * FROM people") == [(1, "ann", 30), (2, "BOB", 41), (3, "CY", 51)]
+    # Assignments see the row before the update, not each other's results.
+    lake.sql("UPDATE people SET age = id, id = age WHERE id = 1")
+    assert rows(lake, "SELECT id, age FROM people WHERE name = 'ann'") == [(30, 1)]
+
+
+def test_update_without_where_and_with_no_match(people: lakeclone.Lake) -> None:
+    lake = people
+    assert result(lake, "UPDATE people SET age = 0 WHERE name = 'nobody'")["number of rows updated"] == 0
+    assert result(lake, "UPDATE people SET age = 0")["number of rows updated"] == 3
+    assert rows(lake, "SELECT DISTINCT age FROM people") == [(0,)]
+    with pytest.raises(lakeclone.LakecloneError, match="invalid identifier"):
+        lake.sql("UPDATE people SET nope = 1")
+
+
+def test_update_where_null_condition_updates_nothing(people: lakeclone.Lake) -> None:
+    lake = people
+    lake.sql("INSERT INTO people VALUES (4, NULL, NULL)")
+    assert result(lake, "UPDATE people SET name = 'x' WHERE age > 35 AND name <> 'bob'")["number of rows updated"] == 1
+    assert rows(lake, "SELECT id, name FROM people WHERE name = 'x'") == [(3, "x")]
+
+
+def test_delete_with_where_and_everything(people: lakeclone.Lake) -> None:
+    lake = people
+    assert result(lake, "DELETE FROM people WHERE age > 35") == {"number of rows deleted": 2}
+    assert rows(lake, "SELECT id FROM people") == [(1,)]
+    assert result(lake, "DELETE FROM people WHERE id = 99") == {"number of rows deleted": 0}
+    assert result(lake, "DELETE FROM people") == {"number of rows deleted": 1}
+    assert rows(lake, "SELECT * FROM people") == []
+    assert snapshot(lake, "PEOPLE").files == ()
+
+
+def test_dml_target_cannot_time_travel(people: lakeclone.Lake) -> None:
+    with pytest.raises(lakeclone.LakecloneError, match="Time travel is not allowed on the target"):
+        people.sql("DELETE FROM people AT(VERSION => 0) WHERE id = 1")
+
+
+# MERGE --------------------------------------------------------------------------------------------
+
+MERGE_SOURCE = (
+    "(SELECT * FROM VALUES (1, 'ANN', 31, FALSE), (2, 'BOB', 41, TRUE), (3, 'CY', 99, FALSE), "
+    "(4, 'DEE', 20, FALSE), (5, 'EVE', 10, FALSE) AS v(id, name, age, gone))"
+)
+
+
+def test_merge_matched_update_delete_and_not_matched_insert(people: lakeclone.Lake) -> None:
+    lake = people
+    counts = result(
+        lake,
+        f"MERGE INTO people p USING {MERGE_SOURCE} s ON p.id = s.id "
+        "WHEN MATCHED AND s.gone THEN DELETE "
+        "WHEN MATCHED AND s.age < 90 THEN UPDATE SET p.age = s.age, p.name = s.name "
+        "WHEN NOT MATCHED AND s.age >= 15 THEN INSERT (id, name, age) VALUES (s.id, s.name, s.age)",
+    )
+    assert counts == {"number of rows inserted": 1, "number of rows updated": 1, "number of rows deleted": 1}
+    # 1 updated; 2 deleted; 3 matched no clause (age 99) and is kept; 4 inserted; 5 fails the insert condition.
+    assert rows(lake, "SELECT * FROM people") == [(1, "ANN", 31), (3, "cy", 50), (4, "DEE", 20)]
+    last = history(lake, "people")[-1]
+    assert last.operation == "MERGE"
+    metrics = last.operationMetrics
+    assert (metrics["numTargetRowsInserted"], metrics["numTargetRowsUpdated"], metrics["numTargetRowsDeleted"]) == (
+        "1",
+        "1",
+        "1",
+    )
+
+
+def test_merge_clauses_apply_in_order(people: lakeclone.Lake) -> None:
+    lake = people
+    lake.sql(
+        "MERGE INTO people p USING (SELECT id FROM people) s ON p.id = s.id "
+        "WHEN MATCHED AND p.id = 1 THEN UPDATE SET name = 'first' "
+        "WHEN MATCHED AND p.id <= 2 THEN UPDATE SET name = 'second' "
+        "WHEN MATCHED THEN DELETE"
+    )
+    assert rows(lake, "SELECT id, name FROM people") == [(1, "first"), (2, "second")]
+
+
+def test_merge_not_matched_clauses_apply_in_order(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (id INT, tag STRING)")
+    lake.sql(
+        "MERGE INTO t USING (SELECT * FROM VALUES (1), (2), (3) AS v(id)) s ON t.id = s.id "
+        "WHEN NOT MATCHED AND s.id = 1 THEN INSERT VALUES (s.id, 'one') "
+        "WHEN NOT MATCHED AND s.id <= 2 THEN INSERT (id) VALUES (s.id) "
+        "WHEN NOT MATCHED THEN INSERT (tag, id) VALUES ('other', s.id * 10)"
+    )
+    assert rows(lake, "SELECT * FROM t") == [(1, "one"), (2, None), (30, "other")]
+
+
+def test_merge_with_a_table_source(people: lakeclone.Lake) -> None:
+    lake = people
+    lake.sql("CREATE TABLE changes (id INT, age INT); INSERT INTO changes VALUES (1, 1), (7, 7)")
+    assert result(
+        lake,
+        "MERGE INTO people USING changes ON people.id = changes.id "
+        "WHEN MATCHED THEN UPDATE SET age = changes.age "
+        "WHEN NOT MATCHED THEN INSERT (id, age) VALUES (changes.id, changes.age)",
+    ) == {"number of rows inserted": 1, "number of rows updated": 1, "number of rows deleted": 0}
+    assert rows(lake, "SELECT id, age FROM people") == [(1, 1), (2, 40), (3, 50), (7, 7)]
+
+
+def test_merge_with_two_source_rows_for_one_target_row_fails(people: lakeclone.Lake) -> None:
+    unchanged_after(
+        people,
+        "PEOPLE",
+        "MERGE INTO people p USING (SELECT 1 AS id UNION ALL SELECT 1 UNION ALL SELECT 8) s ON p.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET age = 0 WHEN NOT MATCHED THEN INSERT (id) VALUES (s.id)",
+        "Duplicate row detected during DML action",
+    )
+
+
+def test_not_null_violation_in_merge_changes_nothing(people: lakeclone.Lake) -> None:
+    unchanged_after(
+        people,
+        "PEOPLE",
+        "MERGE INTO people p USING (SELECT 1 AS id, NULL AS n UNION ALL SELECT 9, NULL) s ON p.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET name = 'ok' WHEN NOT MATCHED THEN INSERT (id, name) VALUES (s.n, 'x')",
+        "NULL result in a non-nullable column 'ID'",
+    )
+
+
+def test_bad_cast_mid_update_changes_nothing(people: lakeclone.Lake) -> None:
+    # Only one row's value fails to cast; the statement as a whole fails.
+    unchanged_after(
+        people,
+        "PEOPLE",
+        "UPDATE people SET age = CAST(CASE WHEN id = 3 THEN 'x' ELSE '1' END AS INT)",
+        "cannot be cast|malformed",
+    )
+
+
+# One commit per statement; copy-on-write ------------------------------------------------------------
+
+
+def test_each_statement_is_exactly_one_commit(people: lakeclone.Lake) -> None:
+    lake = people
+    lake.sql("UPDATE people SET age = 31 WHERE id = 1")
+    lake.sql("DELETE FROM people WHERE id = 2")
+    lake.sql(
+        "MERGE INTO people p USING (SELECT 3 AS id UNION ALL SELECT 4) s ON p.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET age = 0 WHEN NOT MATCHED THEN INSERT (id, age) VALUES (s.id, 4)"
+    )
+    commits = history(lake, "people")
+    assert [(c.version, c.operation) for c in commits] == [
+        (0, "CREATE TABLE"),
+        (1, "WRITE"),
+        (2, "UPDATE"),
+        (3, "DELETE"),
+        (4, "MERGE"),
+    ]
+    write, update, delete, merge = (c.operationMetrics for c in commits[1:])
+    assert (write["numOutputRows"], write["numInsertedRows"], write["numRemovedFiles"]) == ("3", "3", "0")
+    assert int(write["numAddedFiles"]) >= 1
+    assert (update["numUpdatedRows"], update["numRemovedFiles"]) == ("1", "1")
+    assert int(update["numUpdatedRows"]) + int(update["numCopiedRows"]) == int(update["numOutputRows"])
+    assert delete["numDeletedRows"] == "1"
+    assert int(delete["numCopiedRows"]) == int(delete["numOutputRows"])
+    assert (merge["numTargetRowsUpdated"], merge["numTargetRowsInserted"]) == ("1", "1")
+    assert commits[2].operationParameters["predicate"] == "ID = 1"
+    assert commits[3].operationParameters["predicate"] == "ID = 2"
+    assert rows(lake, "SELECT id, age FROM people") == [(1, 31), (3, 0), (4, 4)]
+    # Each commit's metrics agree with what the Delta log holds.
+    log = DeltaLog(location(lake, "PEOPLE"))
+    for commit in commits[1:]:
+        before, after = log.snapshot(commit.version - 1), log.snapshot(commit.version)
+        removed = {f.path for f in before.files} - {f.path for f in after.files}
+        added = {f.path for f in after.files} - {f.path for f in before.files}
+        assert len(removed) == int(commit.operationMetrics["numRemovedFiles"])
+        assert len(added) == int(commit.operationMetrics["numAddedFiles"])
+        assert sum(f.num_records for f in after.files if f.path in added) == int(commit.operationMetrics["numOutputRows"])
+
+
+@pytest.fixture
+def three_files(lake: lakeclone.Lake) -> lakeclone.Lake:
+    """A table whose rows 1, 2 and 3 live in three different files."""
+    lake.sql("CREATE TABLE t (id INT, v STRING)")
+    for i in (1, 2, 3):
+        lake.sql(f"INSERT INTO t VALUES ({i}, 'v{i}'), ({i * 10}, 'w{i}')")
+    layout = ids_by_file(snapshot(lake, "T"))
+    holding = {i: [p for p, ids in layout.items() if i in ids] for i in (1, 2, 3)}
+    assert all(len(paths) == 1 for paths in holding.values())
+    assert len({paths[0] for paths in holding.values()}) == 3
+    return lake
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE t SET v = 'changed' WHERE id = 2",
+        "DELETE FROM t WHERE id = 2",
+        "MERGE INTO t USING (SELECT 2 AS id) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = 'merged'",
+    ],
+)
+def test_copy_on_write_rewrites_only_files_with_affected_rows(three_files: lakeclone.Lake, statement: str) -> None:
+    lake = three_files
+    before = snapshot(lake, "T")
+    layout = ids_by_file(before)
+    target = next(p for p, ids in layout.items() if 2 in ids)
+    lake.sql(statement)
+    after = snapshot(lake, "T")
+    assert after.version == before.version + 1
+    last = history(lake, "t")[-1]
+    assert last.operationMetrics["numRemovedFiles"] == "1"
+    kept = {f.path for f in after.files}
+    assert target not in kept
+    assert {p for p in layout if p != target} <= kept
+    # The rest of the rewritten file (row 20) is copied, not lost.
+    assert 20 in {i for ids in ids_by_file(after).values() for i in ids}
+
+
+def test_dml_that_matches_nothing_rewrites_nothing(three_files: lakeclone.Lake) -> None:
+    lake = three_files
+    before = {f.path for f in snapshot(lake, "T").files}
+    lake.sql("UPDATE t SET v = 'x' WHERE id = 999; DELETE FROM t WHERE id = 999")
+    after = snapshot(lake, "T")
+    assert {f.path for f in after.files} == before
+    assert [c.operationMetrics["numRemovedFiles"] for c in history(lake, "t")[-2:]] == ["0", "0"]
+
+
+# Row ids ------------------------------------------------------------------------------------------------
+
+
+def test_row_ids_are_unique_and_survive_update_and_merge(people: lakeclone.Lake) -> None:
+    lake = people
+    original = row_ids(snapshot(lake, "PEOPLE"))
+    assert set(original) == {1, 2, 3}
+    assert len(set(original.values())) == 3 and None not in original.values()
+    lake.sql("UPDATE people SET age = 0 WHERE id IN (1, 2)")
+    assert row_ids(snapshot(lake, "PEOPLE")) == original
+    lake.sql(
+        "MERGE INTO people p USING (SELECT 2 AS id UNION ALL SELECT 5) s ON p.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET name = 'merged' WHEN NOT MATCHED THEN INSERT (id) VALUES (s.id)"
+    )
+    lake.sql("INSERT INTO people VALUES (6, 'new', 1)")
+    after = row_ids(snapshot(lake, "PEOPLE"))
+    assert {k: after[k] for k in (1, 2, 3)} == original
+    assert len(set(after.values())) == 5
+    assert after[5] not in original.values() and after[6] not in original.values()
+    lake.sql("DELETE FROM people WHERE id = 1")
+    assert row_ids(snapshot(lake, "PEOPLE")) == {k: v for k, v in after.items() if k != 1}
+
+
+def test_dml_tables_stay_genuine_delta(people: lakeclone.Lake) -> None:
+    lake = people
+    lake.sql("UPDATE people SET age = 0 WHERE id = 1; DELETE FROM people WHERE id = 2")
+    lake.sql(
+        "MERGE INTO people p USING (SELECT 3 AS id UNION ALL SELECT 4) s ON p.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET name = 'm' WHEN NOT MATCHED THEN INSERT (id, name) VALUES (s.id, 'n')"
+    )
+    assert kernel_rows(location(lake, "PEOPLE")) == rows(lake, "SELECT * FROM people") == [
+        (1, "ann", 0),
+        (3, "m", 50),
+        (4, "n", None),
+    ]

@@ -1,0 +1,156 @@
+"""Several OS processes on one warehouse, and a process dying in the middle of a write.
+
+Each subprocess starts its own embedded Spark (seconds of JVM start-up), so
+the subprocesses of a test run side by side and there are only two such tests.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from delta_reader import kernel_rows, sorted_rows
+
+import lakeclone
+from lakeclone.delta.log import DeltaLog
+
+pytestmark = pytest.mark.spark
+
+CRASHED = 137
+
+INSERTER = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    import lakeclone
+
+    warehouse, tag, go = sys.argv[1], int(sys.argv[2]), Path(sys.argv[3])
+    lake = lakeclone.connect(warehouse)
+    lake.sql("SELECT count(*) FROM t").collect()  # Spark is up and the table resolves
+    print("ready", flush=True)
+    while not go.exists():
+        time.sleep(0.01)
+    for i in range(4):
+        lake.sql(f"INSERT INTO t VALUES ({tag * 100 + i}, 'p{tag}')")
+    print("done", flush=True)
+    """
+)
+
+CRASHER = textwrap.dedent(
+    """
+    import os, sys
+    import lakeclone
+    from lakeclone.delta import log
+
+    warehouse, statement = sys.argv[1], sys.argv[2]
+    lake = lakeclone.connect(warehouse)
+
+    def die(*args, **kwargs):
+        # The process dies after the data files are written, before the commit.
+        os._exit(137)
+
+    log.DeltaLog.commit = die
+    lake.sql(statement)
+    print("the statement finished without committing", flush=True)
+    os._exit(1)
+    """
+)
+
+
+_started = 0
+
+
+def start(tmp_path: Path, source: str, *args: str) -> subprocess.Popen:
+    """Run ``source`` in a new Python process; its stderr (Spark's logs) goes to a file, never a full pipe."""
+    global _started
+    _started += 1
+    script = tmp_path / f"worker_{_started}.py"
+    script.write_text(source)
+    worker = subprocess.Popen(
+        [sys.executable, str(script), *args],
+        cwd=tmp_path,  # Spark may leave a spark-warehouse folder in its working directory
+        stdout=subprocess.PIPE,
+        stderr=(tmp_path / f"worker_{_started}.err").open("w"),
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    worker.err_path = tmp_path / f"worker_{_started}.err"  # type: ignore[attr-defined]
+    return worker
+
+
+def stderr_of(worker: subprocess.Popen) -> str:
+    return worker.err_path.read_text()[-3000:]  # type: ignore[attr-defined]
+
+
+def location(lake: lakeclone.Lake, name: str) -> str:
+    (row,) = lake.sql(f"SHOW TABLES LIKE '{name}'").collect()
+    return row.location
+
+
+def test_two_processes_insert_into_one_table_at_once(lake: lakeclone.Lake, tmp_path: Path) -> None:
+    lake.sql("CREATE TABLE t (id INT, who STRING); INSERT INTO t VALUES (0, 'parent')")
+    go = tmp_path / "go"
+    workers = [start(tmp_path, INSERTER, str(lake.warehouse), str(tag), str(go)) for tag in (1, 2)]
+    try:
+        for worker in workers:  # both have Spark up before either writes
+            line = worker.stdout.readline()
+            assert line.strip() == "ready", stderr_of(worker)
+        go.touch()
+        for worker in workers:
+            out, _ = worker.communicate(timeout=300)
+            assert worker.returncode == 0, stderr_of(worker)
+            assert out.strip() == "done"
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.kill()
+
+    expected = [(0, "parent")] + [(tag * 100 + i, f"p{tag}") for tag in (1, 2) for i in range(4)]
+    assert sorted_rows(lake.sql("SELECT * FROM t").collect()) == expected
+    commits = lake.sql("DESCRIBE HISTORY t").collect()
+    assert [c.version for c in commits] == list(range(9, -1, -1))  # create, 1 + 8 inserts, none lost
+    assert sorted(c.operation for c in commits[:8]) == ["WRITE"] * 8
+    assert kernel_rows(location(lake, "T")) == expected
+
+
+def test_a_crash_before_the_commit_leaves_the_table_as_it_was(lake: lakeclone.Lake, tmp_path: Path) -> None:
+    lake.sql(
+        "CREATE TABLE ins (id INT); INSERT INTO ins VALUES (1), (2);"
+        "CREATE TABLE upd (id INT, v STRING); INSERT INTO upd VALUES (1, 'a'), (2, 'b')"
+    )
+    tables = {name: DeltaLog(location(lake, name)) for name in ("INS", "UPD")}
+    before = {name: log.snapshot() for name, log in tables.items()}
+    on_disk = {name: set(os.listdir(log.location)) for name, log in tables.items()}
+
+    workers = [
+        start(tmp_path, CRASHER, str(lake.warehouse), "INSERT INTO ins VALUES (3), (4)"),
+        start(tmp_path, CRASHER, str(lake.warehouse), "UPDATE upd SET v = 'changed' WHERE id = 2"),
+    ]
+    for worker in workers:
+        out, _ = worker.communicate(timeout=300)
+        assert worker.returncode == CRASHED, (out, stderr_of(worker))
+
+    for name, log in tables.items():
+        # The dead process got as far as writing data files...
+        written = {f for f in set(os.listdir(log.location)) - on_disk[name] if f.endswith(".parquet")}
+        assert written, name
+        # ...but the table is still at its previous version, with its previous files.
+        after = log.snapshot()
+        assert after.version == before[name].version
+        assert {f.path for f in after.files} == {f.path for f in before[name].files}
+        assert not {f.path for f in after.files} & written
+
+    assert sorted_rows(lake.sql("SELECT * FROM ins").collect()) == [(1,), (2,)]
+    assert sorted_rows(lake.sql("SELECT * FROM upd").collect()) == [(1, "a"), (2, "b")]
+    assert kernel_rows(location(lake, "UPD")) == [(1, "a"), (2, "b")]
+
+    # The next writes work and commit the next version.
+    lake.sql("INSERT INTO ins VALUES (5); UPDATE upd SET v = 'B' WHERE id = 2")
+    assert sorted_rows(lake.sql("SELECT * FROM ins").collect()) == [(1,), (2,), (5,)]
+    assert sorted_rows(lake.sql("SELECT * FROM upd").collect()) == [(1, "a"), (2, "B")]
+    for name, log in tables.items():
+        assert log.snapshot().version == before[name].version + 1

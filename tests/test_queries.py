@@ -1,0 +1,258 @@
+"""Queries: Spark SQL's full power under Snowflake syntax, multi-statement text, and clean errors."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from delta_reader import sorted_rows
+
+import lakeclone
+from lakeclone.errors import ObjectNotFoundError, SqlCompilationError, SqlSyntaxError
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture
+def shop(lake: lakeclone.Lake) -> lakeclone.Lake:
+    lake.sql(
+        "CREATE TABLE customers (id INT, name STRING, city STRING);"
+        "INSERT INTO customers VALUES (1, 'ann', 'oslo'), (2, 'bob', 'rome'), (3, 'cy', 'oslo'), (4, 'dee', NULL);"
+        "CREATE TABLE orders (id INT, customer INT, amount DOUBLE, day DATE);"
+        "INSERT INTO orders VALUES (10, 1, 5.0, '2024-01-01'), (11, 1, 7.5, '2024-01-03'), "
+        "(12, 2, 100.0, '2024-01-02'), (13, 3, 1.0, '2024-01-02'), (14, 9, 2.0, '2024-01-05')"
+    )
+    return lake
+
+
+def rows(lake: lakeclone.Lake, sql: str) -> list[tuple]:
+    return sorted_rows(lake.sql(sql).collect())
+
+
+def ordered(lake: lakeclone.Lake, sql: str) -> list[tuple]:
+    return [tuple(r) for r in lake.sql(sql).collect()]
+
+
+def failure(lake: lakeclone.Lake, sql: str) -> lakeclone.LakecloneError:
+    with pytest.raises(lakeclone.LakecloneError) as error:
+        lake.sql(sql).collect()
+    return error.value
+
+
+def assert_clean(error: Exception) -> None:
+    message = str(error)
+    for noise in ("at org.apache", "py4j", "Py4J", "Traceback", "SQLSTATE", "== SQL", "\tat "):
+        assert noise not in message, message
+
+
+# Spark's power ------------------------------------------------------------------------------------
+
+
+def test_joins_across_tables(shop: lakeclone.Lake) -> None:
+    assert rows(
+        shop, "SELECT c.name, o.amount FROM customers c JOIN orders o ON o.customer = c.id WHERE o.amount > 2"
+    ) == [("ann", 5.0), ("ann", 7.5), ("bob", 100.0)]
+    assert rows(
+        shop,
+        "SELECT c.name, count(o.id) AS n FROM customers c LEFT JOIN orders o ON o.customer = c.id GROUP BY c.name",
+    ) == [("ann", 2), ("bob", 1), ("cy", 1), ("dee", 0)]
+    assert rows(shop, "SELECT o.id FROM orders o LEFT ANTI JOIN customers c ON o.customer = c.id") == [(14,)]
+    assert rows(shop, "SELECT count(*) FROM customers CROSS JOIN orders") == [(20,)]
+
+
+def test_aggregates(shop: lakeclone.Lake) -> None:
+    assert ordered(
+        shop,
+        "SELECT c.city, count(*) AS n, sum(o.amount) AS total, avg(o.amount) AS mean "
+        "FROM orders o JOIN customers c ON o.customer = c.id GROUP BY c.city HAVING count(*) > 1 ORDER BY c.city",
+    ) == [("oslo", 3, 13.5, 4.5)]
+    assert ordered(shop, "SELECT min(day), max(day), count(DISTINCT customer) FROM orders") == [
+        (dt.date(2024, 1, 1), dt.date(2024, 1, 5), 4)
+    ]
+
+
+def test_window_functions_and_qualify(shop: lakeclone.Lake) -> None:
+    assert ordered(
+        shop,
+        "SELECT id, customer, sum(amount) OVER (PARTITION BY customer ORDER BY day) AS running, "
+        "row_number() OVER (ORDER BY amount DESC) AS rank FROM orders WHERE customer = 1 ORDER BY id",
+    ) == [(10, 1, 5.0, 2), (11, 1, 12.5, 1)]
+    # Snowflake's QUALIFY: each customer's biggest order.
+    assert rows(
+        shop,
+        "SELECT customer, amount FROM orders QUALIFY row_number() OVER (PARTITION BY customer ORDER BY amount DESC) = 1",
+    ) == [(1, 7.5), (2, 100.0), (3, 1.0), (9, 2.0)]
+
+
+def test_cte_named_like_a_table_shadows_it(shop: lakeclone.Lake) -> None:
+    assert rows(shop, "WITH orders AS (SELECT 99 AS id) SELECT id FROM orders") == [(99,)]
+    # Other tables still resolve, and a CTE can read the table it shadows under another name.
+    assert rows(
+        shop,
+        "WITH big AS (SELECT * FROM orders WHERE amount > 6), customers AS (SELECT customer FROM big) "
+        "SELECT count(*) FROM customers",
+    ) == [(2,)]
+
+
+def test_subqueries(shop: lakeclone.Lake) -> None:
+    assert rows(shop, "SELECT name FROM customers WHERE id IN (SELECT customer FROM orders WHERE amount > 6)") == [
+        ("ann",),
+        ("bob",),
+    ]
+    assert rows(
+        shop,
+        "SELECT name FROM customers c WHERE EXISTS (SELECT 1 FROM orders o WHERE o.customer = c.id AND o.amount < 2)",
+    ) == [("cy",)]
+    assert rows(shop, "SELECT (SELECT max(amount) FROM orders) AS top, (SELECT count(*) FROM customers) AS n") == [
+        (100.0, 4)
+    ]
+    assert rows(shop, "SELECT sum(n) FROM (SELECT customer, count(*) AS n FROM orders GROUP BY customer) per") == [
+        (5,)
+    ]
+
+
+def test_not_in_subquery(shop: lakeclone.Lake) -> None:
+    assert rows(shop, "SELECT name FROM customers WHERE id NOT IN (SELECT customer FROM orders)") == [("dee",)]
+
+
+def test_snowflake_functions_are_transpiled(lake: lakeclone.Lake) -> None:
+    (row,) = lake.sql(
+        "SELECT IFF(1 > 0, 'yes', 'no') AS iff, NVL(NULL, 2) AS nvl, NVL2(NULL, 1, 2) AS nvl2, "
+        "DATEADD(day, 30, '2024-01-15'::DATE) AS added, "
+        "DATEDIFF(day, '2024-01-01'::DATE, '2024-03-01'::DATE) AS diff, "
+        "ZEROIFNULL(NULL) AS zero, DIV0(1, 0) AS div0, TO_DATE('2024-02-03') AS d, "
+        "SPLIT_PART('a-b-c', '-', 2) AS part, 'x' || 'y' AS cat"
+    ).collect()
+    assert row.asDict() == {
+        "IFF": "yes",
+        "NVL": 2,
+        "NVL2": 2,
+        "ADDED": dt.date(2024, 2, 14),
+        "DIFF": 60,
+        "ZERO": 0,
+        "DIV0": 0,
+        "D": dt.date(2024, 2, 3),
+        "PART": "b",
+        "CAT": "xy",
+    }
+
+
+def test_unquoted_names_resolve_case_insensitively(shop: lakeclone.Lake) -> None:
+    assert rows(shop, "select NAME from Customers where ID = 1") == [("ann",)]
+    assert rows(shop, "SELECT name FROM lake.public.customers WHERE id = 2") == [("bob",)]
+    assert shop.sql("SELECT name AS Lower_Alias, name AS \"quoted\" FROM customers").columns == ["LOWER_ALIAS", "quoted"]
+
+
+def test_a_query_reads_the_snapshot_of_its_start(shop: lakeclone.Lake) -> None:
+    frame = shop.sql("SELECT count(*) AS n FROM orders")
+    shop.sql("INSERT INTO orders VALUES (15, 1, 1.0, '2024-01-09')")
+    assert frame.collect()[0].N == 5
+    assert shop.sql("SELECT count(*) AS n FROM orders").collect()[0].N == 6
+
+
+# Several statements --------------------------------------------------------------------------------
+
+
+def test_multi_statement_text_returns_the_last_result(lake: lakeclone.Lake) -> None:
+    frame = lake.sql("CREATE TABLE t (id INT); INSERT INTO t VALUES (1), (2);\n SELECT count(*) AS n FROM t;")
+    assert frame.columns == ["N"]
+    assert frame.collect()[0].N == 2
+    assert rows(lake, "SELECT 1 AS a; SELECT 2 AS b") == [(2,)]
+
+
+def test_a_failing_statement_leaves_earlier_ones_done(lake: lakeclone.Lake) -> None:
+    error = failure(
+        lake, "CREATE TABLE t (id INT); INSERT INTO t VALUES (1); SELECT * FROM nope; INSERT INTO t VALUES (2)"
+    )
+    assert "NOPE" in str(error)
+    assert rows(lake, "SELECT * FROM t") == [(1,)]
+    error = failure(lake, "INSERT INTO t VALUES (3); INSERT INTO t VALUES ('bad'); INSERT INTO t VALUES (4)")
+    assert rows(lake, "SELECT * FROM t") == [(1,), (3,)]
+
+
+def test_a_syntax_error_anywhere_runs_nothing(lake: lakeclone.Lake) -> None:
+    # The whole text is parsed before anything runs.
+    error = failure(lake, "CREATE TABLE t (id INT);\nSELEC 1")
+    assert str(error) == "SQL compilation error:\nsyntax error line 2 at position 0 unexpected 'SELEC'."
+    assert "does not exist" in str(failure(lake, "SELECT * FROM t"))
+
+
+def test_empty_text_is_an_error(lake: lakeclone.Lake) -> None:
+    assert str(failure(lake, " ;\n; ")) == "SQL compilation error:\nEmpty SQL statement."
+
+
+# Errors --------------------------------------------------------------------------------------------
+
+
+def test_syntax_error_reports_line_and_position(lake: lakeclone.Lake) -> None:
+    error = failure(lake, "SELEC 1")
+    assert isinstance(error, SqlSyntaxError)
+    assert str(error) == "SQL compilation error:\nsyntax error line 1 at position 0 unexpected 'SELEC'."
+    error = failure(lake, "SELECT a\nFROM t\nWHERE a = = 1")
+    assert (error.line, error.token) == (3, "=")
+    assert str(error).startswith("SQL compilation error:\nsyntax error line 3 at position ")
+    assert_clean(error)
+
+
+def test_unknown_table(lake: lakeclone.Lake) -> None:
+    error = failure(lake, "SELECT * FROM nope")
+    assert isinstance(error, ObjectNotFoundError)
+    assert str(error) == "SQL compilation error:\nObject 'LAKE.PUBLIC.NOPE' does not exist or not authorized."
+    error = failure(lake, "SELECT * FROM other.s.nope")
+    assert str(error) == "SQL compilation error:\nObject 'OTHER.S.NOPE' does not exist or not authorized."
+
+
+def test_unknown_column(shop: lakeclone.Lake) -> None:
+    error = failure(shop, "SELECT nope FROM customers")
+    assert isinstance(error, SqlCompilationError)
+    assert str(error) == "SQL compilation error:\ninvalid identifier 'NOPE'"
+    error = failure(shop, "SELECT c.nope FROM customers c")
+    assert "invalid identifier" in str(error)
+    assert_clean(error)
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "SELEC 1",
+        "SELECT * FROM nope",
+        "SELECT nope FROM customers",
+        "SELECT name + FROM customers",
+        "SELECT count(*) FROM customers GROUP BY nope",
+        "SELECT name, count(*) FROM customers",  # not a GROUP BY expression
+        "SELECT * FROM customers c JOIN orders o ON c.id = o.customer WHERE id = 1",  # ambiguous
+        "INSERT INTO customers VALUES (1)",
+        "UPDATE customers SET nope = 1",
+        "CREATE TABLE customers (id INT)",
+        "SELECT * FROM customers AT(VERSION => 42)",
+        "GRANT SELECT ON customers TO ROLE r",
+    ],
+)
+def test_every_failure_is_a_clean_lakeclone_error(shop: lakeclone.Lake, statement: str) -> None:
+    error = failure(shop, statement)
+    assert_clean(error)
+    assert str(error).strip()
+
+
+@pytest.mark.parametrize("statement", ["SELECT 1 / 0", "SELECT CAST('x' AS INT)"])
+def test_runtime_failures_of_queries_are_lakeclone_errors(lake: lakeclone.Lake, statement: str) -> None:
+    # The query runs only when its rows are asked for, after lake.sql has returned.
+    from lakeclone.errors import ExecutionError
+
+    frame = lake.sql(statement)
+    for action in (frame.collect, frame.toPandas, frame.first):
+        with pytest.raises(ExecutionError) as error:
+            action()
+        assert_clean(error.value)
+
+
+def test_runtime_failures_of_statements_are_lakeclone_errors(shop: lakeclone.Lake) -> None:
+    from lakeclone.errors import ExecutionError
+
+    error = failure(shop, "INSERT INTO orders SELECT 1 / 0 AS a, 1 AS b, 1.0 AS c, NULL AS d")
+    assert isinstance(error, ExecutionError)
+    assert "Division by zero" in str(error)
+    assert_clean(error)
+    error = failure(shop, "CREATE TABLE c AS SELECT CAST('x' AS INT) AS i")
+    assert isinstance(error, ExecutionError)
+    assert_clean(error)

@@ -1,0 +1,350 @@
+"""CREATE TABLE in its forms, external tables, DESCRIBE, and what lakeclone writes being genuine Delta."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from delta_reader import kernel_read, kernel_rows, local_path, sorted_rows
+
+import lakeclone
+from lakeclone.catalog.store import Catalog
+from lakeclone.delta.log import DeltaLog
+from lakeclone.delta.writer import ROW_ID
+
+pytestmark = pytest.mark.spark
+
+ALL_TYPES = (
+    "CREATE TABLE t (id INT NOT NULL, s STRING, d DOUBLE, b BOOLEAN, day DATE, "
+    "ts TIMESTAMP, n DECIMAL(10, 2))"
+)
+ALL_TYPES_ROWS = (
+    "INSERT INTO t VALUES "
+    "(1, 'one', 1.5, TRUE, '2024-01-02', '2024-01-02 03:04:05', 12.34), "
+    "(2, NULL, NULL, NULL, NULL, NULL, NULL), "
+    "(3, 'three', -0.25, FALSE, '1999-12-31', '1999-12-31 23:59:59.123456', -0.01)"
+)
+
+
+def rows(lake: lakeclone.Lake, sql: str) -> list[tuple]:
+    return sorted_rows(lake.sql(sql).collect())
+
+
+def catalog_entry(lake: lakeclone.Lake, name: str, schema: str = "PUBLIC", database: str = "LAKE"):
+    catalog = Catalog(lake.warehouse / "catalog.sqlite")
+    try:
+        return catalog.table(database, schema, name)
+    finally:
+        catalog.close()
+
+
+def location(lake: lakeclone.Lake, name: str) -> str:
+    (row,) = lake.sql(f"SHOW TABLES LIKE '{name}'").collect()
+    return row.location
+
+
+# CREATE TABLE ----------------------------------------------------------------------------------
+
+
+def test_create_table_with_every_column_type(lake: lakeclone.Lake) -> None:
+    status = lake.sql(ALL_TYPES).collect()
+    assert status[0].status == "Table T successfully created."
+    described = [(r.name, r.type, r["null?"]) for r in lake.sql("DESCRIBE TABLE t").collect()]
+    # Snowflake's integers are NUMBER(38, 0): lakeclone stores every integer type as BIGINT.
+    assert described == [
+        ("ID", "BIGINT", "N"),
+        ("S", "STRING", "Y"),
+        ("D", "DOUBLE", "Y"),
+        ("B", "BOOLEAN", "Y"),
+        ("DAY", "DATE", "Y"),
+        ("TS", "TIMESTAMP", "Y"),
+        ("N", "DECIMAL(10,2)", "Y"),
+    ]
+    lake.sql(ALL_TYPES_ROWS)
+    assert rows(lake, "SELECT * FROM t") == [
+        (1, "one", 1.5, True, dt.date(2024, 1, 2), dt.datetime(2024, 1, 2, 3, 4, 5), Decimal("12.34")),
+        (2, None, None, None, None, None, None),
+        (3, "three", -0.25, False, dt.date(1999, 12, 31), dt.datetime(1999, 12, 31, 23, 59, 59, 123456), Decimal("-0.01")),
+    ]
+
+
+def test_describe_table_shows_column_comments(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (id INT COMMENT 'the key', s STRING)")
+    comments = {r.name: r.comment for r in lake.sql("DESCRIBE TABLE t").collect()}
+    assert comments == {"ID": "the key", "S": None}
+
+
+def test_quoted_identifiers_keep_their_case(lake: lakeclone.Lake) -> None:
+    lake.sql('CREATE TABLE "MixedCase" ("lower" INT, UPPERED INT)')
+    lake.sql('INSERT INTO "MixedCase" VALUES (1, 2)')
+    frame = lake.sql('SELECT * FROM "MixedCase"')
+    assert frame.columns == ["lower", "UPPERED"]
+    assert [tuple(r) for r in frame.collect()] == [(1, 2)]
+    with pytest.raises(lakeclone.LakecloneError, match="Object 'LAKE.PUBLIC.MIXEDCASE' does not exist"):
+        lake.sql("SELECT * FROM MixedCase")
+
+
+def test_create_table_with_parameters(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (id INT) COMMENT = 'orders' DATA_RETENTION_TIME_IN_DAYS = 3 CHANGE_TRACKING = TRUE")
+    settings = {r.key: (r.value, r.level) for r in lake.sql("SHOW PARAMETERS IN TABLE t").collect()}
+    assert settings["DATA_RETENTION_TIME_IN_DAYS"] == ("3", "TABLE")
+    assert settings["COMMENT"] == ("orders", "TABLE")
+    assert settings["CHANGE_TRACKING"] == ("true", "TABLE")
+    (shown,) = lake.sql("SHOW TABLES").collect()
+    assert (shown.comment, shown.retention_time, shown.change_tracking) == ("orders", 3, "ON")
+    assert lake.sql("DESCRIBE DETAIL t").collect()[0].description == "orders"
+
+
+def test_create_table_with_an_invalid_parameter_creates_nothing(lake: lakeclone.Lake) -> None:
+    with pytest.raises(lakeclone.LakecloneError, match="invalid value \\[99999\\] for parameter 'DATA_RETENTION_TIME_IN_DAYS'"):
+        lake.sql("CREATE TABLE t (id INT) DATA_RETENTION_TIME_IN_DAYS = 99999")
+    with pytest.raises(lakeclone.LakecloneError, match="invalid property 'NO_SUCH_THING'"):
+        lake.sql("CREATE TABLE t (id INT) NO_SUCH_THING = 1")
+    assert lake.sql("SHOW TABLES").collect() == []
+    assert not (lake.warehouse / "tables").exists() or os.listdir(lake.warehouse / "tables") == []
+
+
+def test_create_existing_table_fails_unless_if_not_exists(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (id INT); INSERT INTO t VALUES (1)")
+    with pytest.raises(lakeclone.LakecloneError) as error:
+        lake.sql("CREATE TABLE t (other STRING)")
+    assert str(error.value) == "SQL compilation error:\nObject 'T' already exists."
+    status = lake.sql("CREATE TABLE IF NOT EXISTS t (other STRING)").collect()
+    assert status[0].status == "T already exists, statement succeeded."
+    assert lake.sql("SELECT * FROM t").columns == ["ID"]
+    assert rows(lake, "SELECT * FROM t") == [(1,)]
+
+
+@pytest.mark.parametrize(
+    ("statement", "message"),
+    [
+        ("CREATE TABLE t", "CREATE TABLE needs a column list"),
+        ("CREATE TABLE t (a INT, A STRING)", "duplicate column name"),
+        (f'CREATE TABLE t ("{ROW_ID}" STRING)', "is reserved"),
+        ("CREATE TABLE t (a INT) LOCATION = '/tmp/x'", "LOCATION is only allowed with CREATE EXTERNAL TABLE."),
+        ("CREATE EXTERNAL TABLE t (a INT)", "An external table needs a LOCATION."),
+        ("CREATE TABLE LAKE.NOPE.t (a INT)", "Schema 'LAKE.NOPE' does not exist or not authorized."),
+        ("CREATE TABLE NOPE.PUBLIC.t (a INT)", "Database 'NOPE' does not exist or not authorized."),
+    ],
+)
+def test_invalid_create_table_is_rejected_and_leaves_nothing(
+    lake: lakeclone.Lake, statement: str, message: str
+) -> None:
+    with pytest.raises(lakeclone.LakecloneError, match=message.replace(".", "\\.").replace("(", "\\(")):
+        lake.sql(statement)
+    tables = lake.warehouse / "tables"
+    assert not tables.exists() or os.listdir(tables) == []
+    assert catalog_entry(lake, "T") is None
+
+
+def test_row_id_column_name_is_reserved_whatever_its_case(lake: lakeclone.Lake) -> None:
+    with pytest.raises(lakeclone.LakecloneError, match="is reserved"):
+        lake.sql(f"CREATE TABLE t ({ROW_ID} STRING, a INT)")
+
+
+# CTAS ---------------------------------------------------------------------------------------------
+
+
+def test_create_table_as_select(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE src (id INT, s STRING); INSERT INTO src VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+    status = lake.sql("CREATE TABLE c AS SELECT id * 10 AS k, UPPER(s) AS u FROM src WHERE id > 1").collect()
+    assert status[0].status == "Table C successfully created."
+    assert [(r.name, r.type) for r in lake.sql("DESCRIBE TABLE c").collect()] == [("K", "BIGINT"), ("U", "STRING")]
+    assert rows(lake, "SELECT * FROM c") == [(20, "B"), (30, "C")]
+    (commit,) = lake.sql("DESCRIBE HISTORY c").collect()
+    assert commit.version == 0
+    assert commit.operation == "CREATE TABLE AS SELECT"
+    assert commit.operationMetrics["numOutputRows"] == "2"
+    assert commit.operationMetrics["numAddedFiles"] == str(len(DeltaLog(location(lake, "C")).snapshot().files))
+
+
+def test_failed_create_table_as_select_leaves_nothing(lake: lakeclone.Lake) -> None:
+    with pytest.raises(lakeclone.LakecloneError):
+        lake.sql("CREATE TABLE c AS SELECT CAST('not a number' AS INT) AS k")
+    assert catalog_entry(lake, "C") is None
+    tables = lake.warehouse / "tables"
+    assert not tables.exists() or os.listdir(tables) == []
+
+
+# CREATE OR REPLACE -----------------------------------------------------------------------------
+
+
+def test_create_or_replace_makes_a_new_table(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (id INT); INSERT INTO t VALUES (1)")
+    old = catalog_entry(lake, "T")
+    lake.sql("CREATE OR REPLACE TABLE t (id INT, s STRING)")
+    new = catalog_entry(lake, "T")
+    assert new.id != old.id
+    assert new.location != old.location
+    assert lake.sql("SELECT * FROM t").columns == ["ID", "S"]
+    assert rows(lake, "SELECT * FROM t") == []
+    (commit,) = lake.sql("DESCRIBE HISTORY t").collect()
+    assert commit.operation == "CREATE OR REPLACE TABLE"
+    # The replaced table is dropped, not deleted: its files stay for UNDROP.
+    assert (Path(old.location) / "_delta_log").is_dir()
+
+
+def test_replaced_table_comes_back_with_undrop_once_its_name_is_free(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (v STRING); INSERT INTO t VALUES ('old')")
+    old_id = catalog_entry(lake, "T").id
+    lake.sql("CREATE OR REPLACE TABLE t (v STRING); INSERT INTO t VALUES ('new')")
+    new_id = catalog_entry(lake, "T").id
+    with pytest.raises(lakeclone.LakecloneError, match="Object 'T' already exists."):
+        lake.sql("UNDROP TABLE t")
+    # Renaming the new table frees the name: UNDROP brings back the replaced one.
+    lake.sql("ALTER TABLE t RENAME TO t_new")
+    lake.sql("UNDROP TABLE t")
+    assert catalog_entry(lake, "T").id == old_id
+    assert rows(lake, "SELECT * FROM t") == [("old",)]
+    assert rows(lake, "SELECT * FROM t_new") == [("new",)]
+    assert catalog_entry(lake, "T_NEW").id == new_id
+
+
+def test_undrop_after_replace_and_drop_restores_the_most_recently_dropped(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (v STRING); INSERT INTO t VALUES ('old')")
+    old_id = catalog_entry(lake, "T").id
+    lake.sql("CREATE OR REPLACE TABLE t (v STRING); INSERT INTO t VALUES ('new')")
+    new_id = catalog_entry(lake, "T").id
+    lake.sql("DROP TABLE t")
+    lake.sql("UNDROP TABLE t")
+    assert catalog_entry(lake, "T").id == new_id
+    assert rows(lake, "SELECT * FROM t") == [("new",)]
+    lake.sql("ALTER TABLE t RENAME TO t_new")
+    lake.sql("UNDROP TABLE t")
+    assert catalog_entry(lake, "T").id == old_id
+
+
+def test_failed_create_or_replace_keeps_the_old_table(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (id INT); INSERT INTO t VALUES (1)")
+    old = catalog_entry(lake, "T")
+    with pytest.raises(lakeclone.LakecloneError):
+        lake.sql("CREATE OR REPLACE TABLE t AS SELECT CAST('x' AS INT) AS id")
+    assert catalog_entry(lake, "T").id == old.id
+    assert rows(lake, "SELECT * FROM t") == [(1,)]
+    assert sorted(os.listdir(lake.warehouse / "tables")) == [old.id]
+
+
+# External tables --------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def scratch_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Run in tmp_path, so that a relative path the engine makes cannot land in the repository."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_external_table_lives_at_its_location(lake: lakeclone.Lake, scratch_cwd: Path) -> None:
+    folder = scratch_cwd / "ext" / "orders"
+    lake.sql(f"CREATE EXTERNAL TABLE e (id INT) LOCATION = '{folder}'")
+    lake.sql("INSERT INTO e VALUES (1), (2)")
+    assert (folder / "_delta_log" / "00000000000000000001.json").is_file()
+    (shown,) = lake.sql("SHOW TABLES").collect()
+    assert (shown.is_external, shown.location) == ("Y", str(folder))
+    detail = lake.sql("DESCRIBE DETAIL e").collect()[0]
+    assert (detail.kind, detail.location) == ("EXTERNAL", folder.as_uri() + "/")
+    assert kernel_rows(str(folder)) == [(1,), (2,)]
+    # Nothing was made anywhere else (the quoted path once became a folder named ' in the cwd).
+    assert sorted(os.listdir(scratch_cwd)) == ["ext", "warehouse"]
+
+
+def test_external_table_adopts_an_existing_delta_table(lake: lakeclone.Lake, scratch_cwd: Path) -> None:
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    folder = scratch_cwd / "foreign"
+    write_deltalake(str(folder), pa.table({"ID": pa.array([1, 2], pa.int64()), "S": ["a", "b"]}))
+    lake.sql(f"CREATE EXTERNAL TABLE e LOCATION = '{folder}'")
+    assert rows(lake, "SELECT * FROM e") == [(1, "a"), (2, "b")]
+    lake.sql("INSERT INTO e VALUES (3, 'c')")
+    lake.sql("UPDATE e SET s = 'B' WHERE id = 2")
+    expected = [(1, "a"), (2, "B"), (3, "c")]
+    assert rows(lake, "SELECT * FROM e") == expected
+    assert kernel_rows(str(folder)) == expected
+
+
+def test_external_table_with_columns_at_a_delta_location_is_refused(lake: lakeclone.Lake, scratch_cwd: Path) -> None:
+    folder = scratch_cwd / "ext"
+    lake.sql(f"CREATE EXTERNAL TABLE e (id INT) LOCATION = '{folder}'")
+    with pytest.raises(lakeclone.LakecloneError, match="already holds a Delta table"):
+        lake.sql(f"CREATE EXTERNAL TABLE e2 (other STRING) LOCATION = '{folder}'")
+    assert rows(lake, "SELECT * FROM e") == []
+
+
+def test_drop_external_table_keeps_its_files(lake: lakeclone.Lake, scratch_cwd: Path) -> None:
+    folder = scratch_cwd / "ext"
+    lake.sql(f"CREATE EXTERNAL TABLE e (id INT) LOCATION = '{folder}'")
+    lake.sql("INSERT INTO e VALUES (7)")
+    files = {f.local_path for f in DeltaLog(folder).snapshot().files}
+    lake.sql("DROP TABLE e")
+    with pytest.raises(lakeclone.LakecloneError, match="does not exist"):
+        lake.sql("SELECT * FROM e")
+    assert all(os.path.exists(f) for f in files)
+    assert kernel_rows(str(folder)) == [(7,)]
+    # The data is still a table anyone can adopt.
+    lake.sql(f"CREATE EXTERNAL TABLE again LOCATION = '{folder}'")
+    assert rows(lake, "SELECT * FROM again") == [(7,)]
+
+
+def test_drop_managed_table_keeps_files_until_purge(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (id INT); INSERT INTO t VALUES (1), (2)")
+    entry = catalog_entry(lake, "T")
+    files = [f.local_path for f in DeltaLog(entry.location).snapshot().files]
+    assert files
+    status = lake.sql("DROP TABLE t").collect()
+    assert status[0].status == "T successfully dropped."
+    assert catalog_entry(lake, "T") is None
+    assert all(os.path.exists(f) for f in files)
+    assert (Path(entry.location) / "_delta_log").is_dir()
+    lake.sql("UNDROP TABLE t")
+    assert rows(lake, "SELECT * FROM t") == [(1,), (2,)]
+
+
+# DESCRIBE DETAIL and genuine Delta -------------------------------------------------------------
+
+
+def test_describe_detail(lake: lakeclone.Lake, clock: lakeclone.ManualClock) -> None:
+    created_before = clock.peek()
+    lake.sql("CREATE TABLE t (id INT, s STRING)")
+    lake.sql("INSERT INTO t VALUES (1, 'a'); INSERT INTO t VALUES (2, 'b')")
+    detail = lake.sql("DESCRIBE DETAIL t").collect()[0]
+    where = location(lake, "T")
+    snapshot = DeltaLog(where).snapshot()
+    assert detail.format == "delta"
+    assert detail.name == "LAKE.PUBLIC.T"
+    assert detail.kind == "MANAGED"
+    assert local_path(detail.location).resolve() == Path(where).resolve()
+    assert Path(where).parent == lake.warehouse / "tables"
+    assert detail.numFiles == len(snapshot.files) >= 2
+    assert detail.sizeInBytes == sum(f.size for f in snapshot.files) > 0
+    assert detail.properties == dict(snapshot.configuration)
+    assert detail.partitionColumns == []
+    assert detail.minReaderVersion >= 1 and detail.minWriterVersion >= 2
+    assert detail.createdAt.replace(tzinfo=dt.timezone.utc) >= created_before
+    assert detail.lastModified > detail.createdAt
+
+
+def test_every_table_is_genuine_delta_read_by_the_kernel(lake: lakeclone.Lake) -> None:
+    lake.sql(ALL_TYPES)
+    lake.sql(ALL_TYPES_ROWS)
+    lake.sql("UPDATE t SET s = 'uno' WHERE id = 1; DELETE FROM t WHERE id = 2")
+    lake.sql("CREATE TABLE c AS SELECT id, s, ts FROM t")
+    for name in ("T", "C"):
+        expected = rows(lake, f"SELECT * FROM {name}")
+        assert expected
+        assert kernel_rows(location(lake, name)) == expected
+
+
+def test_row_id_is_stored_but_hidden(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (id INT); INSERT INTO t VALUES (1), (2)")
+    assert lake.sql("SELECT * FROM t").columns == ["ID"]
+    where = location(lake, "T")
+    assert kernel_read(where).column_names == ["ID"]
+    files = [f.local_path for f in DeltaLog(where).snapshot().files]
+    stored = lake.spark.read.parquet(*files)
+    assert ROW_ID in stored.columns
+    with pytest.raises(lakeclone.LakecloneError, match="invalid identifier"):
+        lake.sql(f"SELECT {ROW_ID} FROM t").collect()
