@@ -29,7 +29,6 @@ from lakeclone.delta.references import referenced_files
 from lakeclone.errors import ExecutionError
 
 LOG_FOLDER = "_delta_log"
-MIN_RETAIN_HOURS = 168
 RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
 
 CURRENT, RETENTION, DELETE = "current", "retention", "delete"

@@ -42,11 +42,6 @@ def point_of(node: exp.Expression) -> Point | None:
     return None
 
 
-def strip_point(node: exp.Expression) -> None:
-    node.set("when", None)
-    node.set("version", None)
-
-
 def not_available(name: str) -> TimeTravelError:
     return TimeTravelError(
         f"Time travel data is not available for table {name}. The requested time is either "
