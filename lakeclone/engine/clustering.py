@@ -282,8 +282,10 @@ def after_dml(execution: Execution) -> Compaction | None:
         return compact(execution, entry, snapshot, threshold=AUTO_SMALL_FILE, auto=True)
     except ConcurrentWriteError:
         return None
-    except Exception:
-        LOG.warning("automatic clustering of %s failed; it will be retried", entry.qualified, exc_info=True)
+    except Exception as error:  # noqa: BLE001 - the statement itself has committed
+        # One line, no traceback: a Spark failure's trace would be a Java one.
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        LOG.warning("automatic clustering of %s failed (%s); it will be retried", entry.qualified, first_line)
         return None
 
 
