@@ -149,23 +149,10 @@ def write_parquet(path: str, first_id: int, rows: int, seed: int) -> None:
 
 
 def data_file(path: str, location: str) -> DataFile:
-    """The add action of a file written by :func:`write_parquet`, stats from its footer."""
-    import pyarrow.parquet as pq
+    """The add action of a file written by :func:`write_parquet`: lakeclone's own, stats from its footer."""
+    from lakeclone.delta.writer import data_file as footer_data_file
 
-    from lakeclone.delta.log import DataFile
-    from lakeclone.delta.paths import relative
-    from lakeclone.delta.writer import footer_stats
-
-    metadata = pq.read_metadata(path)
-    stat = os.stat(path)
-    return DataFile(
-        path=relative(path, location),
-        local_path=path,
-        size=stat.st_size,
-        num_records=metadata.num_rows,
-        stats=json.dumps(footer_stats(metadata), separators=(",", ":")),
-        modification_time=int(stat.st_mtime * 1000),
-    )
+    return footer_data_file(path, location)
 
 
 def write_files(folder: str, count: int, rows_per_file: int, *, prefix: str = "part", seed: int = 0) -> list[DataFile]:

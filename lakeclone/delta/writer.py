@@ -59,13 +59,14 @@ def write_data_files(frame: DataFrame, location: str, *, now: dt.datetime) -> li
             target = os.path.join(location, name)
             os.rename(staged, target)
             os.utime(target, (now.timestamp(), now.timestamp()))
-            files.append(_data_file(target, location))
+            files.append(data_file(target, location))
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return files
 
 
-def _data_file(path: str, location: str) -> DataFile:
+def data_file(path: str, location: str) -> DataFile:
+    """The add action of a Parquet file in a table's folder, with stats from its footer."""
     metadata = pq.read_metadata(path)
     stat = os.stat(path)
     return DataFile(
