@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
     from lakeclone.catalog.store import TableEntry
     from lakeclone.engine.executor import Execution
+    from lakeclone.engine.tables import Tables
 
 MATCHED = "_lakeclone_matched"
 
@@ -41,16 +43,21 @@ class Target:
     snapshot: Snapshot
     schema: StructType
     alias: str
-    view: str
+    tables: Tables = dataclasses.field(repr=False, compare=False)
+
+    @cached_property
+    def view(self) -> str:
+        """The snapshot as a view with row ids and files; built only by statements that scan it."""
+        return self.tables.view(self.entry, self.snapshot, row_id=True, file=True)
 
     def files(self, keys: Sequence[str]) -> list[DataFile]:
         by_key = {f.local_path: f for f in self.snapshot.files}
         return [by_key[spark_file_key(k)] for k in keys]
 
     def field(self, name: str) -> StructField:
-        for field in self.schema.fields:
-            if field.name.upper() == name.upper():
-                return field
+        for column in self.schema.fields:
+            if column.name.upper() == name.upper():
+                return column
         raise SqlCompilationError(f"invalid identifier '{name}'")
 
 
@@ -60,8 +67,7 @@ def _target(execution: Execution, table: exp.Table) -> Target:
     tables = execution.tables
     entry = tables.entry(table)
     snapshot = tables.snapshot(entry)
-    view = tables.view(entry, snapshot, row_id=True, file=True)
-    return Target(entry, snapshot, spark_schema(snapshot), table.alias_or_name, view)
+    return Target(entry, snapshot, spark_schema(snapshot), table.alias_or_name, tables)
 
 
 def _sql(node: exp.Expression, execution: Execution) -> str:
