@@ -45,7 +45,7 @@ def row_ids(snap: Snapshot, key: str = "ID") -> dict:
         table = pq.read_table(f.local_path, columns=[key, ROW_ID])
         for k, r in zip(table.column(key).to_pylist(), table.column(ROW_ID).to_pylist()):
             assert k not in found, f"key {k} appears twice"
-            found[k] = r
+            found[k] = None if r is None else (r["write"], r["row"])
     return found
 
 

@@ -23,14 +23,23 @@ from lakeclone.delta.paths import relative
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
 
 ROW_ID = "_lakeclone_row_id"
 """The hidden column holding each row's id.
 
 Like Delta's own materialized row-tracking column, it is stored in the data
 files but is not part of the table's schema, so other Delta readers and
-``SELECT *`` never see it.
+``SELECT *`` never see it. It is a pair of 64-bit integers (see
+:func:`row_id_type`): two integers cost far less to write than a string.
 """
+
+
+def row_id_type() -> StructType:
+    """The row id's type: the write that made the row, and the row within that write."""
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    return StructType([StructField("write", LongType(), False), StructField("row", LongType(), False)])
 
 STAGING = "_lakeclone_staging"
 
@@ -84,9 +93,11 @@ def footer_stats(metadata: pq.FileMetaData) -> dict[str, Any]:
     mins: dict[str, Any] = {}
     maxs: dict[str, Any] = {}
     nulls: dict[str, int] = {}
-    schema = metadata.schema.to_arrow_schema()
-    for index, column in enumerate(schema.names):
-        if column == ROW_ID:
+    for index in range(metadata.num_columns):
+        # Row groups list leaf columns; Delta's stats cover top-level primitive ones,
+        # which also leaves out the row id's fields.
+        column = metadata.schema.column(index).path
+        if "." in column or column == ROW_ID:
             continue
         low = high = None
         null_count = 0

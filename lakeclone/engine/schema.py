@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import uuid
+import secrets
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
@@ -64,8 +64,8 @@ def struct_from_columns(columns: list[exp.Expression]) -> StructType:
 def with_new_row_ids(frame: DataFrame) -> DataFrame:
     """``frame`` with a fresh, table-unique id for every row.
 
-    Ids are a per-write random prefix plus Spark's monotonically increasing id,
-    so writers never need to agree on a counter.
+    Ids are a random 63-bit number for the write plus Spark's monotonically
+    increasing id within it, so writers never need to agree on a counter.
     """
     return frame.withColumn(ROW_ID, new_row_id())
 
@@ -73,8 +73,8 @@ def with_new_row_ids(frame: DataFrame) -> DataFrame:
 def new_row_id() -> Column:
     from pyspark.sql import functions as F
 
-    prefix = uuid.uuid4().hex[:16] + "-"
-    return F.concat(F.lit(prefix), F.hex(F.monotonically_increasing_id()))
+    write = secrets.randbits(63)
+    return F.struct(F.lit(write).alias("write"), F.monotonically_increasing_id().alias("row"))
 
 
 def conform(frame: DataFrame, schema: StructType, names: list[str] | None = None) -> DataFrame:

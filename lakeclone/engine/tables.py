@@ -12,7 +12,7 @@ from sqlglot import exp
 
 from lakeclone.catalog.names import QualifiedName, table_name
 from lakeclone.delta.log import DeltaLog, Snapshot
-from lakeclone.delta.writer import ROW_ID
+from lakeclone.delta.writer import ROW_ID, row_id_type
 from lakeclone.engine import timetravel
 from lakeclone.errors import DataNotAvailableError, ObjectNotFoundError, SqlCompilationError
 
@@ -119,7 +119,7 @@ class Tables:
         from pyspark.sql.types import StringType, StructField, StructType
 
         schema = spark_schema(snapshot)
-        stored = StructType([*schema.fields, StructField(ROW_ID, StringType(), True)])
+        stored = StructType([*schema.fields, StructField(ROW_ID, row_id_type(), True)])
         columns = [F.col(f"`{f.name}`") for f in schema.fields]
         if row_id:
             columns.append(F.col(ROW_ID))
