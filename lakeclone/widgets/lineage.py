@@ -375,6 +375,8 @@ def _draw_node(ax: Axes, node: LineageNode, centre: tuple[float, float], *, is_r
     bar_left, bar_width, bar_bottom, bar_height = left + 0.1, _BOX_WIDTH - 0.2, bottom + 0.27, 0.13
     total = node.bytes_owned + node.bytes_shared
     owned_width = bar_width * node.bytes_owned / total if total else 0.0
+    # Each part from its own bytes: a difference of floats leaves a sliver where there is none.
+    shared_width = bar_width * node.bytes_shared / total if total else 0.0
     ax.add_patch(
         Rectangle(
             (bar_left, bar_bottom),
@@ -391,7 +393,7 @@ def _draw_node(ax: Axes, node: LineageNode, centre: tuple[float, float], *, is_r
     ax.add_patch(
         Rectangle(
             (bar_left + owned_width, bar_bottom),
-            bar_width - owned_width if total else 0.0,
+            shared_width,
             bar_height,
             facecolor=_style.SHARED_COLOUR,
             edgecolor=_style.OWNED_COLOUR,
