@@ -12,6 +12,7 @@ import contextlib
 import functools
 import json
 import os
+import platform
 import statistics
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -229,3 +230,32 @@ def write_json(path: str | os.PathLike[str], data: Any) -> None:
     with open(path, "w", encoding="utf-8") as handle:
         json.dump(data, handle, indent=2, sort_keys=False, default=str)
         handle.write("\n")
+
+
+def environment(spark: Any) -> dict[str, Any]:
+    """The machine and versions a report was measured on."""
+    import deltalake
+
+    return {
+        "cores": os.cpu_count(),
+        "spark": spark.version,
+        "spark_default_parallelism": spark.sparkContext.defaultParallelism,
+        "spark_master": spark.sparkContext.master,
+        "deltalake": deltalake.__version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
+
+
+def print_closing(
+    report: Mapping[str, Any], summary: Sequence[Sequence[Any]], *, baseline_header: str
+) -> None:
+    """A report's ending: each figure that failed with its traceback, the summary table, the total time."""
+    for key, figure in report["figures"].items():
+        if "error" in figure:
+            print()
+            print(f"{key}: ERROR\n{figure['traceback']}")
+    print()
+    print(format_table(["figure", "value", baseline_header, "target", "result"], summary))
+    print()
+    print(f"Total benchmark time: {report['elapsed_s']:.1f} s; JSON: {report.get('output', '-')}")

@@ -26,7 +26,6 @@ import io
 import itertools
 import json
 import os
-import platform
 import pstats
 import shutil
 import sys
@@ -45,7 +44,9 @@ if os.path.dirname(os.path.abspath(__file__)) not in sys.path:  # run as a scrip
 from _timing import (
     PhaseTimer,
     Timing,
+    environment,
     format_table,
+    print_closing,
     interleave,
     ratio,
     seconds,
@@ -762,26 +763,7 @@ def print_report(report: dict[str, Any]) -> None:
             ["reason", "files", "MB"],
             [[k, v["files"], f"{v['bytes'] / 1e6:.2f}"] for k, v in sorted(vac["totals_by_reason"].items())],
         ))
-    for key, figure in figures.items():
-        if "error" in figure:
-            print()
-            print(f"{key}: ERROR\n{figure['traceback']}")
-    print()
-    print(format_table(["figure", "value", "vs baseline", "target", "result"], summary_rows(report)))
-    print()
-    print(f"Total benchmark time: {report['elapsed_s']:.1f} s; JSON: {report.get('output', '-')}")
-
-
-def environment(spark: SparkSession) -> dict[str, Any]:
-    import deltalake
-
-    return {
-        "cores": os.cpu_count(),
-        "spark": spark.version,
-        "deltalake": deltalake.__version__,
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-    }
+    print_closing(report, summary_rows(report), baseline_header="vs baseline")
 
 
 def run(*, spark: SparkSession, warehouse: str | os.PathLike[str], small: bool, sql_changes: bool = False) -> dict[str, Any]:

@@ -17,7 +17,6 @@ import cProfile
 import datetime as dt
 import io
 import os
-import platform
 import pstats
 import shutil
 import sys
@@ -31,7 +30,18 @@ from urllib.parse import unquote, urlparse
 if os.path.dirname(os.path.abspath(__file__)) not in sys.path:  # run as a script, or imported by a test
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _timing import PhaseTimer, Timing, format_table, interleave, ratio, seconds, timed, write_json  # noqa: E402
+from _timing import (  # noqa: E402
+    PhaseTimer,
+    Timing,
+    environment,
+    format_table,
+    interleave,
+    print_closing,
+    ratio,
+    seconds,
+    timed,
+    write_json,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -548,25 +558,7 @@ def print_report(report: dict[str, Any]) -> None:
         print()
         print("Point SELECT profile (Python side):")
         print("\n".join(select["profile_top"][:40]))
-    for key, figure in figures.items():
-        if "error" in figure:
-            print()
-            print(f"{key}: ERROR\n{figure['traceback']}")
-    print()
-    print(format_table(["figure", "value", "lakeclone vs baseline", "target", "result"], summary_rows(report)))
-    print()
-    print(f"Total benchmark time: {report['elapsed_s']:.1f} s; JSON: {report.get('output', '-')}")
-
-
-def environment(spark: SparkSession) -> dict[str, Any]:
-    return {
-        "cores": os.cpu_count(),
-        "spark": spark.version,
-        "spark_default_parallelism": spark.sparkContext.defaultParallelism,
-        "spark_master": spark.sparkContext.master,
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-    }
+    print_closing(report, summary_rows(report), baseline_header="lakeclone vs baseline")
 
 
 def run(
