@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from lake_helpers import catalog_entry
 
 import lakeclone
 from lakeclone.catalog.store import Catalog
@@ -26,14 +27,6 @@ def error_of(lake: lakeclone.Lake, sql: str) -> str:
     with pytest.raises(lakeclone.LakecloneError) as error:
         lake.sql(sql).collect()
     return str(error.value)
-
-
-def table_entry(lake: lakeclone.Lake, name: str, schema: str = "PUBLIC", database: str = "LAKE"):
-    catalog = Catalog(lake.warehouse / "catalog.sqlite")
-    try:
-        return catalog.table(database, schema, name)
-    finally:
-        catalog.close()
 
 
 def parameters(lake: lakeclone.Lake, sql: str) -> dict[str, tuple[str, str, str]]:
@@ -92,7 +85,7 @@ def test_create_schema_switches_to_it(lake: lakeclone.Lake) -> None:
     assert status[0].status == "Schema STAGING successfully created."
     assert (lake.current_database, lake.current_schema) == ("LAKE", "STAGING")
     lake.sql("CREATE TABLE t (id INT)")
-    assert table_entry(lake, "T", schema="STAGING") is not None
+    assert catalog_entry(lake, "T", schema="STAGING") is not None
     lake.sql("CREATE DATABASE other; CREATE SCHEMA LAKE.qualified")
     assert (lake.current_database, lake.current_schema) == ("LAKE", "QUALIFIED")
     assert names(lake, "SHOW SCHEMAS IN DATABASE LAKE") == ["PUBLIC", "QUALIFIED", "STAGING"]
@@ -147,13 +140,13 @@ def test_use_unknown_schema_fails_and_keeps_the_session(lake: lakeclone.Lake) ->
 
 def test_drop_and_undrop_database_brings_its_tables_back(lake: lakeclone.Lake) -> None:
     lake.sql("CREATE DATABASE d; CREATE TABLE t (id INT); INSERT INTO t VALUES (1)")
-    table_id = table_entry(lake, "T", database="D").id
+    table_id = catalog_entry(lake, "T", database="D").id
     assert lake.sql("DROP DATABASE d").collect()[0].status == "D successfully dropped."
     assert names(lake, "SHOW DATABASES") == ["LAKE"]
     assert "does not exist" in error_of(lake, "SELECT * FROM d.public.t")
     assert lake.sql("UNDROP DATABASE d").collect()[0].status == "Database D successfully restored."
     assert [r.ID for r in lake.sql("SELECT id FROM d.public.t").collect()] == [1]
-    assert table_entry(lake, "T", database="D").id == table_id
+    assert catalog_entry(lake, "T", database="D").id == table_id
 
 
 def test_drop_and_undrop_schema_brings_its_tables_back(lake: lakeclone.Lake) -> None:
@@ -225,7 +218,7 @@ def test_show_like_and_in(lake: lakeclone.Lake) -> None:
 def test_show_tables_reports_rows_bytes_and_location(lake: lakeclone.Lake) -> None:
     lake.sql("CREATE TABLE t (id INT); INSERT INTO t VALUES (1), (2), (3)")
     (row,) = lake.sql("SHOW TABLES").collect()
-    entry = table_entry(lake, "T")
+    entry = catalog_entry(lake, "T")
     assert (row.database_name, row.schema_name, row.kind, row.rows, row.is_external) == ("LAKE", "PUBLIC", "TABLE", 3, "N")
     assert row.bytes > 0
     assert row.location == entry.location == str(lake.warehouse / "tables" / entry.id)
@@ -236,10 +229,10 @@ def test_show_tables_reports_rows_bytes_and_location(lake: lakeclone.Lake) -> No
 
 def test_rename_keeps_identity_location_and_data(lake: lakeclone.Lake) -> None:
     lake.sql("CREATE TABLE t (id INT); INSERT INTO t VALUES (1)")
-    before = table_entry(lake, "T")
+    before = catalog_entry(lake, "T")
     assert lake.sql("ALTER TABLE t RENAME TO u").collect()[0].status == "Statement executed successfully."
-    after = table_entry(lake, "U")
-    assert table_entry(lake, "T") is None
+    after = catalog_entry(lake, "U")
+    assert catalog_entry(lake, "T") is None
     assert (after.id, after.location) == (before.id, before.location)
     assert [r.ID for r in lake.sql("SELECT id FROM u").collect()] == [1]
     # History continues: the rename is no commit, and the next write is version 2.
@@ -249,9 +242,9 @@ def test_rename_keeps_identity_location_and_data(lake: lakeclone.Lake) -> None:
 
 def test_rename_into_another_schema(lake: lakeclone.Lake) -> None:
     lake.sql("CREATE SCHEMA s; USE SCHEMA PUBLIC; CREATE TABLE t (id INT)")
-    table_id = table_entry(lake, "T").id
+    table_id = catalog_entry(lake, "T").id
     lake.sql("ALTER TABLE t RENAME TO LAKE.S.MOVED")
-    assert table_entry(lake, "MOVED", schema="S").id == table_id
+    assert catalog_entry(lake, "MOVED", schema="S").id == table_id
     assert names(lake, "SHOW TABLES IN SCHEMA LAKE.PUBLIC") == []
 
 
@@ -263,16 +256,16 @@ def test_rename_to_a_taken_name_fails(lake: lakeclone.Lake) -> None:
 
 def test_drop_then_create_makes_a_new_table_and_undrop_needs_the_name(lake: lakeclone.Lake) -> None:
     lake.sql("CREATE TABLE t (v STRING); INSERT INTO t VALUES ('first')")
-    first = table_entry(lake, "T")
+    first = catalog_entry(lake, "T")
     lake.sql("DROP TABLE t; CREATE TABLE t (v STRING); INSERT INTO t VALUES ('second')")
-    second = table_entry(lake, "T")
+    second = catalog_entry(lake, "T")
     assert second.id != first.id and second.location != first.location
     assert error_of(lake, "UNDROP TABLE t") == "SQL compilation error:\nObject 'T' already exists."
     lake.sql("DROP TABLE t")
     lake.sql("UNDROP TABLE t")  # the most recently dropped: the second
-    assert table_entry(lake, "T").id == second.id
+    assert catalog_entry(lake, "T").id == second.id
     lake.sql("ALTER TABLE t RENAME TO t2; UNDROP TABLE t")
-    assert table_entry(lake, "T").id == first.id
+    assert catalog_entry(lake, "T").id == first.id
     assert [r.V for r in lake.sql("SELECT v FROM t").collect()] == ["first"]
 
 
@@ -280,7 +273,7 @@ def test_undrop_within_and_after_the_retention_window(lake: lakeclone.Lake, cloc
     lake.sql("CREATE TABLE a (id INT); CREATE TABLE b (id INT); DROP TABLE a; DROP TABLE b")
     clock.advance(days=6, hours=23)
     lake.sql("UNDROP TABLE a")  # inside the default 7 days
-    assert table_entry(lake, "A") is not None
+    assert catalog_entry(lake, "A") is not None
     clock.advance(hours=2)
     assert error_of(lake, "UNDROP TABLE b") == "SQL compilation error:\nTable B did not exist or was purged."
 
@@ -385,7 +378,7 @@ def test_a_new_lake_on_the_same_warehouse_sees_everything(
         "INSERT INTO t VALUES (1, 'a'), (2, 'b'); ALTER SCHEMA s SET DATA_RETENTION_TIME_IN_DAYS = 3;"
         "CREATE TABLE gone (id INT); DROP TABLE gone"
     )
-    table_id = table_entry(lake, "T", schema="S", database="D").id
+    table_id = catalog_entry(lake, "T", schema="S", database="D").id
     again = lakeclone.connect(lake.warehouse, spark=lake.spark, clock=clock)
     # Session state is not persisted; the catalog is.
     assert (again.current_database, again.current_schema) == ("LAKE", "PUBLIC")
@@ -395,7 +388,7 @@ def test_a_new_lake_on_the_same_warehouse_sees_everything(
     assert shown["DATA_RETENTION_TIME_IN_DAYS"] == ("3", "7", "SCHEMA")
     assert shown["COMMENT"] == ("kept", "", "TABLE")
     again.sql("USE SCHEMA d.s; UNDROP TABLE gone; INSERT INTO t VALUES (3, 'c')")
-    assert table_entry(again, "T", schema="S", database="D").id == table_id
+    assert catalog_entry(again, "T", schema="S", database="D").id == table_id
     assert lake.sql("SELECT count(*) AS n FROM d.s.t").collect()[0].N == 3
     assert names(lake, "SHOW TABLES IN SCHEMA d.s") == ["GONE", "T"]
 

@@ -8,7 +8,8 @@ import os
 from pathlib import Path
 
 import pytest
-from delta_reader import kernel_rows, local_path, sorted_rows
+from delta_reader import kernel_rows
+from lake_helpers import location, rows
 
 import lakeclone
 from lakeclone.catalog.store import Catalog
@@ -20,16 +21,6 @@ NOT_AVAILABLE = "Data is not available."
 
 
 # Helpers -------------------------------------------------------------------------------------
-
-
-def rows(lake: lakeclone.Lake, sql: str) -> list[tuple]:
-    return sorted_rows(lake.sql(sql).collect())
-
-
-def location(lake: lakeclone.Lake, name: str) -> str:
-    """A table's folder, as DESCRIBE DETAIL reports it."""
-    (detail,) = lake.sql(f"DESCRIBE DETAIL {name}").collect()
-    return str(local_path(detail.location)).rstrip("/")
 
 
 def commit(folder: str, version: int) -> list[dict]:

@@ -8,6 +8,7 @@ import os
 import pyarrow.parquet as pq
 import pytest
 from delta_reader import kernel_rows, sorted_rows
+from lake_helpers import location, rows
 
 import lakeclone
 from lakeclone.delta.log import DeltaLog
@@ -19,15 +20,6 @@ pytestmark = pytest.mark.spark
 def shown(lake: lakeclone.Lake, name: str, scope: str = "") -> tuple[str, str]:
     (row,) = lake.sql(f"SHOW TABLES LIKE '{name}'{scope}").collect()
     return row.cluster_by, row.automatic_clustering
-
-
-def location(lake: lakeclone.Lake, name: str) -> str:
-    (row,) = lake.sql(f"SHOW TABLES LIKE '{name}'").collect()
-    return row.location
-
-
-def rows(lake: lakeclone.Lake, sql: str) -> list[tuple]:
-    return sorted_rows(lake.sql(sql).collect())
 
 
 def stored_rows(folder: str) -> list[tuple]:

@@ -7,7 +7,8 @@ from decimal import Decimal
 
 import pyarrow.parquet as pq
 import pytest
-from delta_reader import kernel_rows, sorted_rows
+from delta_reader import kernel_rows
+from lake_helpers import location, rows
 
 import lakeclone
 from lakeclone.delta.log import DeltaLog, Snapshot
@@ -16,17 +17,8 @@ from lakeclone.delta.writer import ROW_ID
 pytestmark = pytest.mark.spark
 
 
-def rows(lake: lakeclone.Lake, sql: str) -> list[tuple]:
-    return sorted_rows(lake.sql(sql).collect())
-
-
 def result(lake: lakeclone.Lake, sql: str) -> dict[str, int]:
     return lake.sql(sql).collect()[0].asDict()
-
-
-def location(lake: lakeclone.Lake, name: str) -> str:
-    (row,) = lake.sql(f"SHOW TABLES LIKE '{name}'").collect()
-    return row.location
 
 
 def snapshot(lake: lakeclone.Lake, name: str) -> Snapshot:

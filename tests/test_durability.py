@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from delta_reader import kernel_rows, sorted_rows
+from lake_helpers import location
 
 import lakeclone
 from lakeclone.delta.log import DeltaLog
@@ -84,11 +85,6 @@ def start(tmp_path: Path, source: str, *args: str) -> subprocess.Popen:
 
 def stderr_of(worker: subprocess.Popen) -> str:
     return worker.err_path.read_text()[-3000:]  # type: ignore[attr-defined]
-
-
-def location(lake: lakeclone.Lake, name: str) -> str:
-    (row,) = lake.sql(f"SHOW TABLES LIKE '{name}'").collect()
-    return row.location
 
 
 def test_two_processes_insert_into_one_table_at_once(lake: lakeclone.Lake, tmp_path: Path) -> None:

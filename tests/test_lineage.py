@@ -5,21 +5,13 @@ from __future__ import annotations
 import os
 
 import pytest
-from delta_reader import kernel_rows, local_path, sorted_rows
+from delta_reader import kernel_rows
+from lake_helpers import location, rows
 
 import lakeclone
 from lakeclone.delta.log import DeltaLog
 
 pytestmark = pytest.mark.spark
-
-
-def rows(lake: lakeclone.Lake, sql: str) -> list[tuple]:
-    return sorted_rows(lake.sql(sql).collect())
-
-
-def location(lake: lakeclone.Lake, name: str) -> str:
-    (detail,) = lake.sql(f"DESCRIBE DETAIL {name}").collect()
-    return str(local_path(detail.location)).rstrip("/")
 
 
 def sizes(folder: str) -> list[int]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from delta_reader import sorted_rows
+from lake_helpers import rows
 
 import lakeclone
 from lakeclone.errors import ObjectNotFoundError, SqlCompilationError, SqlSyntaxError
@@ -23,10 +23,6 @@ def shop(lake: lakeclone.Lake) -> lakeclone.Lake:
         "(12, 2, 100.0, '2024-01-02'), (13, 3, 1.0, '2024-01-02'), (14, 9, 2.0, '2024-01-05')"
     )
     return lake
-
-
-def rows(lake: lakeclone.Lake, sql: str) -> list[tuple]:
-    return sorted_rows(lake.sql(sql).collect())
 
 
 def ordered(lake: lakeclone.Lake, sql: str) -> list[tuple]:

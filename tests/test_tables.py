@@ -8,10 +8,10 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from delta_reader import kernel_read, kernel_rows, local_path, sorted_rows
+from delta_reader import kernel_read, kernel_rows, local_path
+from lake_helpers import catalog_entry, location, rows
 
 import lakeclone
-from lakeclone.catalog.store import Catalog
 from lakeclone.delta.log import DeltaLog
 from lakeclone.delta.writer import ROW_ID
 
@@ -27,23 +27,6 @@ ALL_TYPES_ROWS = (
     "(2, NULL, NULL, NULL, NULL, NULL, NULL), "
     "(3, 'three', -0.25, FALSE, '1999-12-31', '1999-12-31 23:59:59.123456', -0.01)"
 )
-
-
-def rows(lake: lakeclone.Lake, sql: str) -> list[tuple]:
-    return sorted_rows(lake.sql(sql).collect())
-
-
-def catalog_entry(lake: lakeclone.Lake, name: str, schema: str = "PUBLIC", database: str = "LAKE"):
-    catalog = Catalog(lake.warehouse / "catalog.sqlite")
-    try:
-        return catalog.table(database, schema, name)
-    finally:
-        catalog.close()
-
-
-def location(lake: lakeclone.Lake, name: str) -> str:
-    (row,) = lake.sql(f"SHOW TABLES LIKE '{name}'").collect()
-    return row.location
 
 
 # CREATE TABLE ----------------------------------------------------------------------------------

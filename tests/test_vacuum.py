@@ -7,7 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
-from delta_reader import kernel_rows, local_path, sorted_rows
+from delta_reader import kernel_rows
+from lake_helpers import location, rows
 
 import lakeclone
 from lakeclone.catalog.store import Catalog
@@ -17,15 +18,6 @@ pytestmark = pytest.mark.spark
 
 RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
 LOW_RETENTION = "Are you sure you would like to vacuum files with such a low retention period"
-
-
-def rows(lake: lakeclone.Lake, sql: str) -> list[tuple]:
-    return sorted_rows(lake.sql(sql).collect())
-
-
-def location(lake: lakeclone.Lake, name: str) -> str:
-    (detail,) = lake.sql(f"DESCRIBE DETAIL {name}").collect()
-    return str(local_path(detail.location)).rstrip("/")
 
 
 def current_files(folder: str) -> list[str]:
