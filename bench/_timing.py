@@ -1,9 +1,10 @@
 """Shared helpers for lakeclone benchmarks: timing, phase breakdowns, result tables.
 
-The benchmark machine is small and noisy, so a benchmark never reports an
-absolute time as its figure: it times a lakeclone workload and a baseline
-doing the same work in the same run, alternating between them, and reports
-the ratio of their medians (the best-of-N ratio is kept beside it).
+The benchmark machine is small and noisy, so a benchmark times a lakeclone
+workload and a baseline doing the same work in the same run, alternating
+between them, and reports the ratio of their medians (the best-of-N ratio is
+kept beside it). Where a target is an absolute time, the baseline's time is
+reported beside it.
 """
 
 from __future__ import annotations
@@ -15,9 +16,16 @@ import os
 import platform
 import statistics
 import time
+import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+    from typing_extensions import Self
+
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -40,7 +48,7 @@ class Timing:
 
     def stat(self, name: str) -> float:
         """``best`` or ``median``."""
-        return getattr(self, name)
+        return float(getattr(self, name))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -51,27 +59,11 @@ class Timing:
         }
 
 
-def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+def timed(fn: Callable[[], _T]) -> tuple[float, _T]:
     """Run ``fn`` once: (seconds, its result)."""
     start = time.perf_counter()
     result = fn()
     return time.perf_counter() - start, result
-
-
-def measure(
-    fn: Callable[..., Any],
-    *,
-    repeat: int,
-    warmup: int = 0,
-    prepare: Callable[[int], Any] | None = None,
-    cleanup: Callable[[Any], None] | None = None,
-) -> Timing:
-    """Time ``fn`` ``repeat`` times after ``warmup`` untimed runs.
-
-    ``prepare(i)``, when given, runs untimed before each run and its result is
-    passed to ``fn``; ``cleanup(that result)`` runs untimed after.
-    """
-    return interleave({"only": (fn, prepare, cleanup)}, repeat=repeat, warmup=warmup)["only"]
 
 
 Workload = tuple[Callable[..., Any], "Callable[[int], Any] | None", "Callable[[Any], None] | None"]
@@ -82,8 +74,9 @@ def interleave(workloads: Mapping[str, Workload], *, repeat: int, warmup: int = 
 
     Alternating (and flipping the order each round) spreads the machine's
     drift over all workloads instead of penalising whichever ran last.
-    Each workload is ``(fn, prepare, cleanup)`` as in :func:`measure`;
-    ``prepare`` and ``cleanup`` may be None.
+    Each workload is ``(fn, prepare, cleanup)``: ``prepare(round)``, when
+    given, runs untimed before each run and its result is passed to ``fn``;
+    ``cleanup(that result)`` runs untimed after. Either may be None.
     """
     names = list(workloads)
     timings = {name: Timing() for name in names}
@@ -92,7 +85,7 @@ def interleave(workloads: Mapping[str, Workload], *, repeat: int, warmup: int = 
         for name in order:
             fn, prepare, cleanup = workloads[name]
             arg = prepare(round_) if prepare else None
-            seconds, _ = timed((lambda: fn(arg)) if prepare else fn)
+            seconds, _ = timed(functools.partial(fn, arg) if prepare else fn)
             if cleanup:
                 cleanup(arg)
             if round_ >= warmup:
@@ -127,7 +120,7 @@ class PhaseTimer:
         self.totals: dict[str, float] = {}
         self.calls: dict[str, int] = {}
         self.missing: list[str] = []
-        self._restore: list[tuple[Any, str, Any]] = []
+        self._restore: list[tuple[Any, str, Any | None]] = []
 
     def wrap(self, owner: Any, attribute: str, label: str | None = None) -> bool:
         """Time calls of ``owner.attribute`` under ``label``.
@@ -137,7 +130,10 @@ class PhaseTimer:
         phase is listed in :attr:`missing` instead).
         """
         label = label or attribute
-        found = owner.__dict__.get(attribute) if isinstance(owner, type) else getattr(owner, attribute, None)
+        if isinstance(owner, type):  # the raw attribute (a staticmethod stays one), wherever in the MRO it is
+            found = next((k.__dict__[attribute] for k in owner.__mro__ if attribute in k.__dict__), None)
+        else:
+            found = getattr(owner, attribute, None)
         if found is None:
             self.missing.append(f"{getattr(owner, '__name__', owner)}.{attribute}")
             return False
@@ -162,7 +158,8 @@ class PhaseTimer:
             replacement = staticmethod(wrapper)
         elif isinstance(original, classmethod):
             replacement = classmethod(wrapper)
-        self._restore.append((owner, attribute, original))
+        inherited = isinstance(owner, type) and attribute not in owner.__dict__
+        self._restore.append((owner, attribute, None if inherited else original))
         setattr(owner, attribute, replacement)
         return True
 
@@ -187,6 +184,15 @@ class PhaseTimer:
         finally:
             self.enabled = previous
 
+    @contextlib.contextmanager
+    def record(self, label: str, *, when: bool = True) -> Iterator[None]:
+        """Record the wrapped calls, and the whole block under ``label``, if ``when`` (a timed round)."""
+        if not when:
+            yield
+            return
+        with self.recording(), self.section(label):
+            yield
+
     def reset(self) -> None:
         for label in self.totals:
             self.totals[label] = 0.0
@@ -196,20 +202,52 @@ class PhaseTimer:
         """Each phase's total divided by ``runs`` (the number of outer runs)."""
         return {label: total / runs for label, total in self.totals.items()}
 
-    def __enter__(self) -> PhaseTimer:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         for owner, attribute, original in reversed(self._restore):
-            setattr(owner, attribute, original)
+            if original is None:  # it was inherited: uncover the base class's again
+                delattr(owner, attribute)
+            else:
+                setattr(owner, attribute, original)
         self._restore.clear()
+
+
+@contextlib.contextmanager
+def spark_jobs(spark: SparkSession) -> Iterator[list[int]]:
+    """The ids of the Spark jobs this thread starts inside the block (filled in at its end)."""
+    context = spark.sparkContext
+    group = f"bench-{uuid.uuid4().hex}"
+    context.setJobGroup(group, group)
+    jobs: list[int] = []
+    try:
+        yield jobs
+    finally:
+        jobs.extend(context.statusTracker().getJobIdsForGroup(group))
+        context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]  # None removes it
+        context.setLocalProperty("spark.job.description", None)  # type: ignore[arg-type]
+
+
+def job_summary(spark: SparkSession, runs: list[list[int]]) -> dict[str, int]:
+    """How many Spark jobs a statement ran (median over its runs), and its last run's stages and tasks."""
+    tracker = spark.sparkContext.statusTracker()
+    stages = tasks = 0
+    for job in runs[-1] if runs else []:
+        info = tracker.getJobInfo(job)
+        for stage in info.stageIds if info else []:
+            stage_info = tracker.getStageInfo(stage)
+            stages += 1
+            tasks += stage_info.numTasks if stage_info is not None else 0
+    counts = sorted(len(run) for run in runs)
+    return {"jobs_median": counts[len(counts) // 2] if counts else 0, "last_run_stages": stages, "last_run_tasks": tasks}
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     """A plain-text table, columns padded to their widest cell."""
     cells = [[str(h) for h in headers], *[[_cell(c) for c in row] for row in rows]]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
@@ -232,16 +270,17 @@ def write_json(path: str | os.PathLike[str], data: Any) -> None:
         handle.write("\n")
 
 
-def environment(spark: Any) -> dict[str, Any]:
+def environment(spark: SparkSession) -> dict[str, Any]:
     """The machine and versions a report was measured on."""
-    import deltalake
+    from importlib import metadata
 
     return {
         "cores": os.cpu_count(),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
         "spark": spark.version,
+        "delta_spark": metadata.version("delta-spark"),
         "spark_default_parallelism": spark.sparkContext.defaultParallelism,
         "spark_master": spark.sparkContext.master,
-        "deltalake": deltalake.__version__,
         "python": platform.python_version(),
         "platform": platform.platform(),
     }

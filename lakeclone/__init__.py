@@ -1,4 +1,4 @@
-"""lakeclone: clones, streams and change data capture on open Delta Lake tables.
+"""lakeclone: clones, time travel and VACUUM on open Delta Lake tables, from a notebook.
 
 Example:
     >>> import lakeclone
@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING
 from lakeclone.clock import ManualClock, system_clock
 from lakeclone.errors import LakecloneError
 from lakeclone.lake import Lake, connect
+from lakeclone.session import configure_spark
 
-__all__ = ["Lake", "LakecloneError", "ManualClock", "connect", "system_clock"]
+__all__ = ["Lake", "LakecloneError", "ManualClock", "configure_spark", "connect", "system_clock"]
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -29,4 +30,3 @@ def load_ipython_extension(ipython: InteractiveShell) -> None:
     from lakeclone.magics import load_ipython_extension as load
 
     load(ipython)
-

@@ -8,7 +8,7 @@ instead of sleeping.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Callable
+from collections.abc import Callable
 
 Clock = Callable[[], dt.datetime]
 """A zero-argument callable returning a timezone-aware datetime."""

@@ -96,3 +96,7 @@ class ConcurrentWriteError(LakecloneError):
 
 class SetupError(LakecloneError):
     """The machine lacks something lakeclone needs, such as Java 17."""
+
+
+class InvalidLocationError(SqlCompilationError):
+    """A LOCATION lakeclone will not use: relative, unusable, or overlapping the warehouse or another table."""

@@ -1,10 +1,11 @@
-"""The Lake: a warehouse folder, a SparkSession, a clock, and a SQL session on them."""
+"""The Lake: a warehouse, a SparkSession with Delta, a clock, and a SQL session on them."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import unquote, urlsplit
 
 from lakeclone.clock import Clock, system_clock
 
@@ -14,11 +15,12 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from lakeclone.clones.lineage import Lineage
-    from lakeclone.clones.vacuum import VacuumPlan
     from lakeclone.engine.executor import Executor
+    from lakeclone.vacuum.plan import VacuumPlan
 
 WAREHOUSE_ENV = "LAKECLONE_WAREHOUSE"
 DEFAULT_WAREHOUSE = "lakeclone-warehouse"
+CATALOG_FILE = "catalog.sqlite"
 
 _latest: Lake | None = None
 
@@ -27,29 +29,50 @@ def connect(
     warehouse: str | os.PathLike[str] | None = None,
     spark: SparkSession | None = None,
     clock: Clock | None = None,
+    *,
+    catalog: str | os.PathLike[str] | None = None,
 ) -> Lake:
     """Open (creating if needed) a warehouse and start a SQL session on it.
 
     Args:
-        warehouse: the folder holding the catalog and managed tables. Defaults to
-            ``$LAKECLONE_WAREHOUSE``, else ``./lakeclone-warehouse``.
-        spark: the SparkSession that does the compute. Defaults to an embedded
+        warehouse: where managed tables live: a local folder or a URI Spark can
+            reach. Defaults to ``$LAKECLONE_WAREHOUSE``, else ``./lakeclone-warehouse``.
+        spark: the SparkSession that does the compute, configured for Delta
+            (see :func:`lakeclone.configure_spark`). Defaults to an embedded
             ``local[*]`` session tuned for interactive use.
         clock: a zero-argument callable returning a timezone-aware datetime. Every
-            "now" (commit timestamps, retention, UNDROP windows) comes from it.
+            "now" (commit times, retention, UNDROP windows) comes from it.
+        catalog: the folder on the driver's local disk for the catalog. Defaults
+            to the warehouse folder itself when that is local; required otherwise.
 
     Returns:
         The Lake, which also becomes the one ``%%lsql`` cells use.
+
+    Raises:
+        SetupError: Java, Delta's jars or Delta's session settings are missing.
 
     Example:
         >>> lake = lakeclone.connect("/tmp/wh", clock=lakeclone.ManualClock())  # doctest: +SKIP
         >>> lake.sql("SELECT 1 AS one").collect()                                # doctest: +SKIP
         [Row(ONE=1)]
     """
-    from lakeclone.session import embedded_spark
+    from lakeclone.errors import SetupError
+    from lakeclone.session import embedded_spark, prepare
 
-    folder = Path(warehouse or os.environ.get(WAREHOUSE_ENV) or DEFAULT_WAREHOUSE)
-    lake = Lake(folder, spark or embedded_spark(), clock or system_clock)
+    target = os.fspath(warehouse or os.environ.get(WAREHOUSE_ENV) or DEFAULT_WAREHOUSE)
+    scheme = urlsplit(target).scheme
+    if scheme and scheme != "file" and len(scheme) > 1:
+        if catalog is None:
+            raise SetupError(f"A warehouse at {target} needs catalog=<a local folder> for its catalog.")
+        folder = Path(catalog).resolve()
+        location = target
+    else:
+        folder = Path(unquote(urlsplit(target).path) if scheme == "file" else target).resolve()
+        # Hadoop's form of a local folder: "file:" and the path as it is, not percent-encoded.
+        location = f"file:{folder}"
+    session = spark or embedded_spark()
+    prepare(session)
+    lake = Lake(folder, location, session, clock or system_clock)
     global _latest
     _latest = lake
     return lake
@@ -64,15 +87,31 @@ class Lake:
     """A SQL session over one warehouse.
 
     Use :func:`connect` rather than building one directly.
+
+    Attributes:
+        warehouse: the local folder holding the catalog (and, for a local warehouse, the tables).
+        location: where managed tables live, as a qualified URI.
+        spark: the SparkSession doing the compute.
+        clock: where every "now" comes from.
     """
 
-    def __init__(self, warehouse: Path, spark: SparkSession, clock: Clock) -> None:
+    def __init__(self, warehouse: Path, location: str, spark: SparkSession, clock: Clock) -> None:
+        from lakeclone import features
         from lakeclone.engine.executor import Executor
+        from lakeclone.storage import Storage
 
-        self.warehouse = warehouse.resolve()
+        features.load()
+        self.warehouse = warehouse
         self.spark = spark
         self.clock = clock
+        storage = Storage(spark)
+        self.location = storage.qualify(location)
+        storage.mkdirs(self.location)
         self._executor: Executor = Executor(self)
+
+    @property
+    def catalog_path(self) -> Path:
+        return self.warehouse / CATALOG_FILE
 
     def now(self) -> dt.datetime:
         """The current time by the Lake's clock."""
@@ -102,11 +141,19 @@ class Lake:
             >>> lake.lineage("dev").node("LAKE.PUBLIC.PROD").kind  # doctest: +SKIP
             'TABLE'
         """
-        return self._executor.lineage(name)
+        from lakeclone.clones.lineage import lineage
+        from lakeclone.spark_errors import spark_errors
+
+        with spark_errors():
+            return lineage(self._executor.catalog, self._executor.delta, self._executor.resolve(name))
 
     def vacuum_plan(self, name: str, *, retain_hours: float | None = None) -> VacuumPlan:
         """What ``VACUUM name [RETAIN n HOURS]`` would keep or delete, and why, without deleting anything."""
-        return self._executor.vacuum_plan(name, retain_hours=retain_hours)
+        from lakeclone.spark_errors import spark_errors
+        from lakeclone.vacuum.plan import plan_for
+
+        with spark_errors():
+            return plan_for(self._executor, self._executor.resolve(name), retain_hours=retain_hours)
 
     @property
     def last_query_id(self) -> str | None:
@@ -114,12 +161,12 @@ class Lake:
         return self._executor.last_query_id
 
     @property
-    def current_database(self) -> str:
+    def current_database(self) -> str | None:
         """The database unqualified names resolve in (``USE DATABASE``)."""
         return self._executor.context.database
 
     @property
-    def current_schema(self) -> str:
+    def current_schema(self) -> str | None:
         """The schema unqualified names resolve in (``USE SCHEMA``)."""
         return self._executor.context.schema
 

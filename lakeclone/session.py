@@ -1,23 +1,20 @@
-"""The embedded SparkSession, and the translation of Spark failures into LakecloneErrors."""
+"""Spark sessions for lakeclone: the embedded default, ``configure_spark`` for a user's own, and the check between them."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import re
 import shutil
 import subprocess
 import tempfile
-import warnings
 from pathlib import Path
-from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from lakeclone.errors import ExecutionError, LakecloneError, SetupError, SqlCompilationError
+from lakeclone.errors import SetupError
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import SparkSession
 
 MIN_JAVA = 17
 
@@ -27,19 +24,40 @@ JAVA_HELP = (
     "or point JAVA_HOME at one."
 )
 
-# Settings for one interactive user on a small machine: few shuffle partitions,
-# no web UI, no progress bars in notebook cells, and no Hadoop checksum (.crc)
-# or _SUCCESS files beside the data files, which no Delta reader needs.
+DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
+DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+
+# What every lakeclone session needs: Delta's SQL extension and catalog, and
+# session settings lakeclone's tables depend on.
+REQUIRED_CONFIG = {
+    "spark.sql.extensions": DELTA_EXTENSION,
+    "spark.sql.catalog.spark_catalog": DELTA_CATALOG,
+}
+SESSION_CONFIG = {
+    # INT96 timestamps (Spark's default) are not readable by every Delta reader.
+    "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+    # lakeclone decides what history VACUUM keeps; Delta's own VACUUM never runs,
+    # and would log VACUUM START/END commits if it did.
+    "spark.databricks.delta.vacuum.logging.enabled": "false",
+}
+
+# Settings for one interactive user on a small machine: few shuffle and
+# snapshot partitions (Delta's own test suite uses 2 for small tables), no web
+# UI or console progress bars, and no Hadoop checksum (.crc) files beside the
+# data files, which no Delta reader needs.
 EMBEDDED_CONFIG = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.shuffle.partitions": "8",
     "spark.sql.adaptive.enabled": "true",
+    "spark.databricks.delta.snapshotPartitions": "2",
     "spark.hadoop.mapreduce.fileoutputcommitter.marksuccessfuljobs": "false",
     "spark.hadoop.fs.file.impl": "org.apache.hadoop.fs.RawLocalFileSystem",
     "spark.hadoop.fs.file.impl.disable.cache": "true",
-    "spark.sql.parquet.compression.codec": "snappy",
+    # Delta writes its log through Hadoop's FileContext, which has its own
+    # checksumming local file system.
+    "spark.hadoop.fs.AbstractFileSystem.file.impl": "org.apache.hadoop.fs.local.RawLocalFs",
     "spark.driver.memory": "4g",
     # Spark's own catalog is unused, but it would create spark-warehouse/ in the working folder.
     "spark.sql.warehouse.dir": os.path.join(tempfile.gettempdir(), "lakeclone-spark-warehouse"),
@@ -53,7 +71,7 @@ def java_version() -> int | None:
     if not java or not os.path.exists(java):
         return None
     try:
-        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30, check=False)
     except OSError:
         return None
     match = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
@@ -70,6 +88,48 @@ def check_java() -> None:
     if version is None or version < MIN_JAVA:
         found = "no Java was found" if version is None else f"found Java {version}"
         raise SetupError(f"{JAVA_HELP.format(min=MIN_JAVA)} ({found})")
+
+
+def configure_spark(builder: SparkSession.Builder) -> SparkSession.Builder:
+    """Add what lakeclone needs to a SparkSession builder: Delta's jars, SQL extension and catalog.
+
+    Like delta-spark's ``configure_spark_with_delta_pip``, but the jars come from
+    the folder ``python -m lakeclone.jars`` filled once, so starting a session
+    needs no network.
+
+    Args:
+        builder: the user's builder; its own settings are kept.
+
+    Returns:
+        The same builder.
+
+    Raises:
+        SetupError: Delta's jars have not been fetched.
+
+    Example:
+        >>> from pyspark.sql import SparkSession
+        >>> spark = lakeclone.configure_spark(SparkSession.builder.master("local[2]")).getOrCreate()  # doctest: +SKIP
+        >>> lake = lakeclone.connect("/tmp/wh", spark=spark)  # doctest: +SKIP
+    """
+    # Imported here: `python -m lakeclone.jars` must not find the module already imported.
+    from lakeclone.jars import delta_jars
+
+    builder = builder.config("spark.jars", ",".join(str(jar) for jar in delta_jars()))
+    for key, value in {**REQUIRED_CONFIG, **SESSION_CONFIG}.items():
+        builder = builder.config(key, value)
+    return builder
+
+
+def require_delta(spark: SparkSession) -> None:
+    """Raise SetupError unless ``spark`` runs Delta's SQL extension and catalog."""
+    extensions = spark.conf.get("spark.sql.extensions", "") or ""
+    catalog = spark.conf.get("spark.sql.catalog.spark_catalog", "") or ""
+    if DELTA_EXTENSION not in extensions.split(",") or catalog != DELTA_CATALOG:
+        raise SetupError(
+            "This SparkSession lacks Delta Lake's SQL extension and catalog. Build it with "
+            "lakeclone.configure_spark(SparkSession.builder)...getOrCreate(), or let "
+            "lakeclone.connect() start its own."
+        )
 
 
 def embedded_spark() -> SparkSession:
@@ -95,10 +155,18 @@ def embedded_spark() -> SparkSession:
     )
     for key, value in EMBEDDED_CONFIG.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    spark = configure_spark(builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     quiet_spark_logging()
     return spark
+
+
+def prepare(spark: SparkSession) -> None:
+    """Check a session for Delta and apply lakeclone's session settings to it."""
+    require_delta(spark)
+    for key, value in SESSION_CONFIG.items():
+        spark.conf.set(key, value)
+    quiet_spark_logging()
 
 
 def quiet_spark_logging() -> None:
@@ -111,91 +179,3 @@ def quiet_spark_logging() -> None:
 
     for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
         PySparkLogger.getLogger(name).setLevel(logging.CRITICAL + 1)
-
-
-_UNRESOLVED = re.compile(r"UNRESOLVED_(COLUMN|FIELD|MAP_KEY)")
-
-
-@contextlib.contextmanager
-def spark_errors() -> Iterator[None]:
-    """Turn Spark and Py4J failures raised inside the block into LakecloneErrors.
-
-    Only the first line of Spark's message is kept: the rest is a query plan or a
-    JVM trace, which says nothing to a SQL user.
-    """
-    from py4j.protocol import Py4JError
-    from pyspark.errors import AnalysisException, PySparkException
-
-    try:
-        yield
-    except LakecloneError:
-        raise
-    except AnalysisException as error:
-        condition = error.getCondition() or ""
-        params = error.getMessageParameters() or {}
-        if _UNRESOLVED.match(condition) and "objectName" in params:
-            name = params["objectName"].replace("`", "")
-            raise SqlCompilationError(f"invalid identifier '{name}'") from None
-        raise SqlCompilationError(_first_line(error.getMessage())) from None
-    except PySparkException as error:
-        raise ExecutionError(_first_line(error.getMessage())) from None
-    except Py4JError as error:
-        raise ExecutionError(_java_message(error)) from None
-
-
-def _first_line(message: str) -> str:
-    text = message.strip().splitlines()[0] if message.strip() else "Spark failed"
-    # Spark appends "SQLSTATE: xxxxx" and query positions that refer to the
-    # transpiled Spark SQL, not to the user's text.
-    text = re.sub(r"\s*SQLSTATE: \w+.*$", "", text)
-    # Spark's error-class prefix ("[DIVIDE_BY_ZERO] ...") is noise next to the message itself.
-    return re.sub(r"^\[[A-Z_.]+\]\s*", "", text)
-
-
-def _java_message(error: Exception) -> str:
-    java = getattr(error, "java_exception", None)
-    if java is not None:
-        try:
-            return _first_line(str(java.getMessage() or java.toString()))
-        except Exception:  # noqa: BLE001 - the JVM may already be gone
-            pass
-    return _first_line(str(error))
-
-
-# The actions that run a frame's query, and so are where a lazy failure (a bad
-# cast, a division by zero) finally surfaces.
-ACTIONS = ("collect", "count", "first", "head", "isEmpty", "show", "take", "tail", "toArrow", "toLocalIterator", "toPandas")
-
-ARROW_FAILURE_WARNING = "toPandas attempted Arrow optimization.*has reached the error below"
-
-_checked_classes: dict[type, type] = {}
-
-
-def checked(frame: DataFrame) -> DataFrame:
-    """``frame``, with its actions raising LakecloneErrors instead of Spark's errors.
-
-    Spark runs a query only when an action asks for rows, after ``lake.sql``
-    has returned; this carries lakeclone's error translation over to that moment.
-    Frames derived from it with further transformations are plain Spark frames.
-    """
-    base = type(frame)
-    cls = _checked_classes.get(base)
-    if cls is None:
-        cls = type(f"Checked{base.__name__}", (base,), {name: _checked_action(base, name) for name in ACTIONS})
-        _checked_classes[base] = cls
-    frame.__class__ = cls
-    return frame
-
-
-def _checked_action(base: type, name: str) -> Callable[..., object]:
-    action = getattr(base, name)
-
-    def run(self: DataFrame, *args: object, **kwargs: object) -> object:
-        with spark_errors(), warnings.catch_warnings():
-            # toPandas repeats a failure as a warning before raising it.
-            warnings.filterwarnings("ignore", message=ARROW_FAILURE_WARNING)
-            return action(self, *args, **kwargs)
-
-    run.__name__ = name
-    run.__doc__ = action.__doc__
-    return run

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from lakeclone.session import checked
+from lakeclone.spark_errors import checked
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame as SparkDataFrame

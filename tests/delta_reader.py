@@ -1,14 +1,16 @@
-"""An independent Delta reader for tests: the Delta kernel (Rust), not delta-rs, not Spark.
+"""Independent Delta readers for tests: the Delta kernel (Rust), delta-spark read directly, and the log's JSON.
 
 Tables lakeclone writes must be genuine Delta tables that any Delta reader can
-open. Tests read them with the kernel and compare with what lakeclone's own
-SELECT returns.
+open. Tests read them with the kernel and with delta-spark's own reader (not
+through lakeclone) and compare with what lakeclone's own SELECT returns.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import pathlib
+import uuid
 from typing import Any
 from urllib.parse import unquote, urlparse
 
@@ -17,10 +19,20 @@ import pyarrow as pa
 
 
 def local_path(location: str) -> pathlib.Path:
-    """A table location as lakeclone reports it (a path or a ``file://`` URI) as a local path."""
+    """A table location as lakeclone and Delta report it (a path, or Hadoop's ``file:/path``) as a local path.
+
+    Hadoop's form is not percent-encoded: ``file:/tmp/100%20`` is the folder ``100%20``.
+    """
     if location.startswith("file:"):
-        return pathlib.Path(unquote(urlparse(location).path))
+        return pathlib.Path(urlparse(location).path)
     return pathlib.Path(location)
+
+
+def log_file_path(table: str, path: str) -> str:
+    """The local file an add or remove action names: a URI-encoded path, relative or absolute."""
+    if ":" in path.split("/", 1)[0]:
+        return unquote(urlparse(path).path)
+    return str(local_path(table) / unquote(path))
 
 
 def kernel_read(location: str) -> pa.Table:
@@ -38,6 +50,11 @@ def kernel_rows(location: str) -> list[tuple[Any, ...]]:
     return sorted(rows, key=_sort_key)
 
 
+def spark_rows(spark: Any, location: str) -> list[tuple[Any, ...]]:
+    """The latest snapshot as delta-spark itself reads it, as sorted tuples."""
+    return sorted_rows(spark.read.format("delta").load(str(location)).collect())
+
+
 def _naive_utc(value: Any) -> Any:
     # Delta's TIMESTAMP is UTC; PySpark hands back naive datetimes in the session's zone (UTC).
     if isinstance(value, dt.datetime) and value.tzinfo is not None:
@@ -52,3 +69,106 @@ def _sort_key(row: tuple[Any, ...]) -> tuple[Any, ...]:
 def sorted_rows(rows: Any) -> list[tuple[Any, ...]]:
     """Spark ``Row``s (or tuples) as sorted tuples, comparable with :func:`kernel_rows`."""
     return sorted((tuple(r) for r in rows), key=_sort_key)
+
+
+# The log itself, read straight from its JSON commits (lakeclone keeps every one). --------------
+
+
+def commit_actions(location: str, version: int) -> list[dict[str, Any]]:
+    """The actions of one commit, as its JSON file holds them."""
+    path = local_path(location) / "_delta_log" / f"{version:020d}.json"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def latest_version(location: str) -> int:
+    """The newest version whose commit file exists."""
+    log = local_path(location) / "_delta_log"
+    return max(int(p.name.split(".")[0]) for p in log.glob("*.json"))
+
+
+def _file_key(location: str, action: dict[str, Any]) -> tuple[str, str | None]:
+    """A file's identity in the log: its path and its deletion vector, as the Delta protocol defines it."""
+    vector = action.get("deletionVector")
+    unique = None if not vector else f"{vector['storageType']}{vector['pathOrInlineDv']}@{vector.get('offset')}"
+    return log_file_path(location, action["path"]), unique
+
+
+def live_adds(location: str, version: int | None = None) -> dict[str, dict[str, Any]]:
+    """The add actions live at ``version`` (the latest when None), by the local path of their file."""
+    end = latest_version(location) if version is None else version
+    live: dict[tuple[str, str | None], dict[str, Any]] = {}
+    for v in range(end + 1):
+        actions = commit_actions(location, v)
+        # Within a commit, removes apply before adds: a file re-added with a new deletion vector stays.
+        for action in actions:
+            if "remove" in action:
+                live.pop(_file_key(location, action["remove"]), None)
+        for action in actions:
+            if "add" in action:
+                live[_file_key(location, action["add"])] = action["add"]
+    return {path: add for (path, _), add in live.items()}
+
+
+def live_files(location: str, version: int | None = None) -> list[str]:
+    """The local paths of the data files live at ``version`` (the latest when None), sorted."""
+    return sorted(live_adds(location, version))
+
+
+# Deletion vector files, and every file a table needs or ever named. -----------------------------
+
+# The protocol's Z85 alphabet, in which a deletion vector descriptor writes its file's UUID.
+_Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
+_Z85_UUID_LENGTH = 20
+
+
+def deletion_vector_file(location: str, vector: dict[str, Any]) -> str | None:
+    """The local path of the file a ``deletionVector`` descriptor names; None when the vector is inline.
+
+    Per the Delta protocol, storage type ``u`` is an optional folder prefix and a
+    Z85-encoded UUID, naming ``<table>/<prefix>/deletion_vector_<uuid>.bin``;
+    type ``p`` is an absolute path.
+    """
+    kind, encoded = vector["storageType"], vector["pathOrInlineDv"]
+    if kind == "p":
+        return log_file_path(location, encoded)
+    if kind != "u":
+        return None
+    prefix, z85 = encoded[:-_Z85_UUID_LENGTH], encoded[-_Z85_UUID_LENGTH:]
+    data = b""
+    for start in range(0, len(z85), 5):
+        value = 0
+        for char in z85[start : start + 5]:
+            value = value * len(_Z85) + _Z85.index(char)
+        data += value.to_bytes(4, "big")
+    return str(local_path(location) / prefix / f"deletion_vector_{uuid.UUID(bytes=data)}.bin")
+
+
+def action_files(location: str, action: dict[str, Any]) -> list[str]:
+    """The local paths an add or remove action names: its data file, and its deletion vector's file if any."""
+    files = [log_file_path(location, action["path"])]
+    vector = action.get("deletionVector")
+    dv = deletion_vector_file(location, vector) if vector else None
+    return files if dv is None else [*files, dv]
+
+
+def needed_files(location: str, version: int | None = None) -> set[str]:
+    """Every file (data and deletion vector) the snapshot at ``version`` (the latest when None) reads."""
+    return {f for add in live_adds(location, version).values() for f in action_files(location, add)}
+
+
+def named_files(location: str) -> set[str]:
+    """Every file (data and deletion vector) any commit of the table names, in an add or a remove."""
+    return {
+        f
+        for v in range(latest_version(location) + 1)
+        for action in commit_actions(location, v)
+        for kind in ("add", "remove")
+        if kind in action
+        for f in action_files(location, action[kind])
+    }
+
+
+def folder_files(location: str) -> set[str]:
+    """The local paths of every file under a table's folder except its log."""
+    root = local_path(location)
+    return {str(p) for p in root.rglob("*") if p.is_file() and "_delta_log" not in p.relative_to(root).parts}

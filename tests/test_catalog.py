@@ -221,7 +221,7 @@ def test_show_tables_reports_rows_bytes_and_location(lake: lakeclone.Lake) -> No
     entry = catalog_entry(lake, "T")
     assert (row.database_name, row.schema_name, row.kind, row.rows, row.is_external) == ("LAKE", "PUBLIC", "TABLE", 3, "N")
     assert row.bytes > 0
-    assert row.location == entry.location == str(lake.warehouse / "tables" / entry.id)
+    assert row.location == entry.location == f"{lake.location}/tables/{entry.id}"
 
 
 # Table identity --------------------------------------------------------------------------------------
@@ -399,6 +399,7 @@ STORE_WORKER = textwrap.dedent(
     """
     import datetime as dt, json, os, sqlite3, sys, time
     from pathlib import Path
+    from lakeclone.catalog.entries import TableKind
     from lakeclone.catalog.store import Catalog
 
     path, me, other, go = Path(sys.argv[1]), sys.argv[2], sys.argv[3], Path(sys.argv[4])
@@ -414,12 +415,12 @@ STORE_WORKER = textwrap.dedent(
             catalog.create_schema(database, "PUBLIC", now)
         schema = catalog.schema("LAKE", "PUBLIC")
         with catalog.transaction():
-            catalog.create_table(schema, f"{me}_T{i}", kind="MANAGED", location=f"/x/{me}/{i}", now=now, table_id=f"{me}-{i}")
+            catalog.create_table(schema, f"{me}_T{i}", kind=TableKind.MANAGED, location=f"file:/x/{me}/{i}", now=now, table_id=f"{me}-{i}", owns_folder=True)
         # Both processes race for the same names: the catalog must let exactly one win.
         try:
             with catalog.transaction():
                 if catalog.table("LAKE", "PUBLIC", f"SHARED_{i}") is None:
-                    catalog.create_table(schema, f"SHARED_{i}", kind="MANAGED", location=f"/x/{me}/s{i}", now=now, table_id=f"{me}-s{i}")
+                    catalog.create_table(schema, f"SHARED_{i}", kind=TableKind.MANAGED, location=f"file:/x/{me}/s{i}", now=now, table_id=f"{me}-s{i}", owns_folder=True)
                     won.append(i)
         except sqlite3.IntegrityError:
             pass

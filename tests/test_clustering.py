@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import json
-import os
+import itertools
 
 import pyarrow.parquet as pq
 import pytest
-from delta_reader import kernel_rows, sorted_rows
+from delta_reader import commit_actions, kernel_rows, latest_version, live_files, sorted_rows
 from lake_helpers import location, rows
 
 import lakeclone
-from lakeclone.delta.log import DeltaLog
-from lakeclone.engine import clustering
+from lakeclone.clustering import optimize as clustering
 
 pytestmark = pytest.mark.spark
 
@@ -22,18 +20,9 @@ def shown(lake: lakeclone.Lake, name: str, scope: str = "") -> tuple[str, str]:
     return row.cluster_by, row.automatic_clustering
 
 
-def stored_rows(folder: str) -> list[tuple]:
-    """Every live row with its row id, read straight from the data files."""
-    found = []
-    for file in DeltaLog(folder).snapshot().files:
-        found.extend(tuple(r.values()) for r in pq.read_table(file.local_path).to_pylist())
-    return sorted_rows(found)
-
-
-def commit_actions(folder: str, version: int) -> list[dict]:
-    path = os.path.join(folder, "_delta_log", f"{version:020d}.json")
-    with open(path) as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+def stored_rows(lake: lakeclone.Lake, folder: str) -> list[tuple]:
+    """Every live row with its row id, as delta-spark reads them (row tracking's ``_metadata.row_id``)."""
+    return sorted_rows(lake.spark.read.format("delta").load(folder).select("*", "_metadata.row_id").collect())
 
 
 def fill(lake: lakeclone.Lake, table: str, inserts: int) -> None:
@@ -125,19 +114,17 @@ def test_optimize_compacts_into_one_commit_without_data_change(lake: lakeclone.L
     lake.sql("CREATE TABLE t (a INT, b STRING)")
     fill(lake, "t", 4)
     folder = location(lake, "T")
-    before_files = len(DeltaLog(folder).snapshot().files)
-    before = stored_rows(folder)
-    version = DeltaLog(folder).latest_version()
+    before_files = len(live_files(folder))
+    before = stored_rows(lake, folder)
+    version = latest_version(folder)
     assert before_files >= 4
 
     (result,) = lake.sql("OPTIMIZE t").collect()
     assert (result.metrics.numFilesRemoved, result.metrics.numFilesAdded) == (before_files, 1)
-    assert result.metrics.numOutputRows == 8
 
-    log = DeltaLog(folder)
-    assert log.latest_version() == version + 1
-    assert len(log.snapshot().files) == 1
-    assert stored_rows(folder) == before  # same rows, same row ids
+    assert latest_version(folder) == version + 1
+    assert len(live_files(folder)) == 1
+    assert stored_rows(lake, folder) == before  # same rows, same row ids
     assert kernel_rows(folder) == rows(lake, "SELECT * FROM t") == [r[:2] for r in before]
 
     actions = commit_actions(folder, version + 1)
@@ -149,34 +136,54 @@ def test_optimize_compacts_into_one_commit_without_data_change(lake: lakeclone.L
     assert commit.operationParameters["auto"] == "false"
     assert commit.operationMetrics["numAddedFiles"] == "1"
     assert commit.operationMetrics["numRemovedFiles"] == str(before_files)
-    assert commit.operationMetrics["numOutputRows"] == "8"
 
 
-def test_optimize_sorts_by_the_clustering_key(lake: lakeclone.Lake) -> None:
+MAX_FILE_SIZE = "spark.databricks.delta.optimize.maxFileSize"
+
+
+def test_optimize_clusters_files_by_the_key(lake: lakeclone.Lake) -> None:
+    """Delta's Z-order on the key range-partitions the rows: the new files' key ranges do not overlap."""
     lake.sql("CREATE TABLE t (a INT, b STRING) CLUSTER BY (a)")
     lake.sql("ALTER TABLE t SUSPEND RECLUSTER")
-    fill(lake, "t", 3)
-    lake.sql("OPTIMIZE t")
-    (file,) = DeltaLog(location(lake, "T")).snapshot().files
-    values = pq.read_table(file.local_path).column("A").to_pylist()
-    assert values == sorted(values)
-    assert lake.sql("DESCRIBE HISTORY t LIMIT 1").collect()[0].operationParameters["clusterBy"] == '["A"]'
+    for start in range(4):  # every INSERT spans the whole key range
+        values = ", ".join(f"({a}, '{'x' * 40}{a}')" for a in range(start, 400, 4))
+        lake.sql(f"INSERT INTO t VALUES {values}")
+    before = rows(lake, "SELECT * FROM t")
+    folder = location(lake, "T")
+    previous = lake.spark.conf.get(MAX_FILE_SIZE, None)
+    lake.spark.conf.set(MAX_FILE_SIZE, str(4 * 1024))  # several small files, so that ranges show
+    try:
+        lake.sql("OPTIMIZE t")
+    finally:
+        if previous is None:
+            lake.spark.conf.unset(MAX_FILE_SIZE)
+        else:
+            lake.spark.conf.set(MAX_FILE_SIZE, previous)
+
+    files = live_files(folder)
+    assert len(files) >= 2
+    ranges = sorted((min(v), max(v)) for v in (pq.read_table(f).column("A").to_pylist() for f in files))
+    assert all(low_max < high_min for (_, low_max), (high_min, _) in itertools.pairwise(ranges))
+    assert rows(lake, "SELECT * FROM t") == before == kernel_rows(folder)
+    commit = lake.sql("DESCRIBE HISTORY t LIMIT 1").collect()[0]
+    assert commit.operationParameters["clusterBy"] == '["A"]'
+    assert commit.operationParameters["zOrderBy"] == '["A"]'  # Delta's own record of it
 
 
 def test_optimize_with_nothing_to_compact_commits_nothing(lake: lakeclone.Lake) -> None:
     lake.sql("CREATE TABLE t (a INT, b STRING)")
     lake.sql("INSERT INTO t VALUES (1, 'x')")
     folder = location(lake, "T")
-    version = DeltaLog(folder).latest_version()
+    version = latest_version(folder)
     (result,) = lake.sql("OPTIMIZE t").collect()
     assert (result.metrics.numFilesAdded, result.metrics.numFilesRemoved) == (0, 0)
-    assert DeltaLog(folder).latest_version() == version
+    assert latest_version(folder) == version
 
 
 def test_time_travel_before_optimize_still_reads(lake: lakeclone.Lake) -> None:
     lake.sql("CREATE TABLE t (a INT, b STRING)")
     fill(lake, "t", 2)
-    version = DeltaLog(location(lake, "T")).latest_version()
+    version = latest_version(location(lake, "T"))
     lake.sql("OPTIMIZE t")
     assert rows(lake, f"SELECT * FROM t AT (VERSION => {version})") == rows(lake, "SELECT * FROM t")
 
@@ -189,7 +196,7 @@ def test_automatic_clustering_compacts_after_dml(lake: lakeclone.Lake) -> None:
     folder = location(lake, "T")
     expected: list[tuple] = []
     inserts = 0
-    while len(DeltaLog(folder).snapshot().files) <= clustering.AUTO_MIN_SMALL_FILES and inserts < 3 * clustering.AUTO_MIN_SMALL_FILES:
+    while len(live_files(folder)) <= clustering.AUTO_MIN_SMALL_FILES and inserts < 3 * clustering.AUTO_MIN_SMALL_FILES:
         lake.sql(f"INSERT INTO t VALUES ({inserts}, 'x')")
         expected.append((inserts, "x"))
         inserts += 1
@@ -199,7 +206,7 @@ def test_automatic_clustering_compacts_after_dml(lake: lakeclone.Lake) -> None:
     assert history.operation == "OPTIMIZE"
     assert history.operationParameters["auto"] == "true"
     assert inserts == clustering.AUTO_MIN_SMALL_FILES + 1
-    assert len(DeltaLog(folder).snapshot().files) == 1
+    assert len(live_files(folder)) == 1
     assert rows(lake, "SELECT * FROM t") == sorted_rows(expected) == kernel_rows(folder)
     # The DML's own commit came first, as a commit of its own.
     previous = lake.sql("DESCRIBE HISTORY t LIMIT 2").collect()[1]
@@ -216,4 +223,4 @@ def test_suspended_or_unclustered_tables_are_never_reclustered(lake: lakeclone.L
     for table in ("s", "u"):
         operations = {r.operation for r in lake.sql(f"DESCRIBE HISTORY {table}").collect()}
         assert "OPTIMIZE" not in operations
-        assert len(DeltaLog(location(lake, table.upper())).snapshot().files) == clustering.AUTO_MIN_SMALL_FILES + 2
+        assert len(live_files(location(lake, table.upper()))) == clustering.AUTO_MIN_SMALL_FILES + 2

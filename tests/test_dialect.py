@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import re
@@ -108,16 +109,14 @@ def test_unsupported_statement_keeps_its_text() -> None:
     "text", ["", ";", "@@", "SELECT (((", "SELECT $$", "'", "SELECT 1 +", ")", "INTERVAL 'x'"]
 )
 def test_only_lakeclone_errors_escape(text: str) -> None:
-    try:
+    # Parsing may succeed (an empty script) or fail; any other exception fails the test.
+    with contextlib.suppress(errors.LakecloneError):
         parse(text)
-    except errors.LakecloneError:
-        pass
 
 
 def test_no_command_fallback_warning(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="sqlglot"):
-        with pytest.raises(errors.UnsupportedStatementError):
-            parse("ALTER WAREHOUSE w SUSPEND")
+    with caplog.at_level(logging.WARNING, logger="sqlglot"), pytest.raises(errors.UnsupportedStatementError):
+        parse("ALTER WAREHOUSE w SUSPEND")
     assert caplog.records == []
 
 

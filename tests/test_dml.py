@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from decimal import Decimal
 
-import pyarrow.parquet as pq
 import pytest
-from delta_reader import kernel_rows
+from delta_reader import commit_actions, kernel_rows, latest_version, live_adds, spark_rows
 from lake_helpers import location, rows
 
 import lakeclone
-from lakeclone.delta.log import DeltaLog, Snapshot
-from lakeclone.delta.writer import ROW_ID
 
 pytestmark = pytest.mark.spark
 
@@ -21,23 +19,26 @@ def result(lake: lakeclone.Lake, sql: str) -> dict[str, int]:
     return lake.sql(sql).collect()[0].asDict()
 
 
-def snapshot(lake: lakeclone.Lake, name: str) -> Snapshot:
-    return DeltaLog(location(lake, name)).snapshot()
+def version(lake: lakeclone.Lake, name: str) -> int:
+    return latest_version(location(lake, name))
 
 
-def ids_by_file(snap: Snapshot, key: str = "ID") -> dict[str, set]:
-    """Each live data file's path and the key values it holds, read straight from the Parquet."""
-    return {f.path: set(pq.read_table(f.local_path, columns=[key]).column(key).to_pylist()) for f in snap.files}
+def ids_by_file(lake: lakeclone.Lake, name: str, key: str = "ID") -> dict[str, set]:
+    """Each live data file and the key values of its live rows, read by delta-spark itself."""
+    found: dict[str, set] = {}
+    frame = lake.spark.read.format("delta").load(location(lake, name))
+    for row in frame.select(key, "_metadata.file_path").collect():
+        found.setdefault(row.file_path.removeprefix("file:"), set()).add(row[key])
+    return found
 
 
-def row_ids(snap: Snapshot, key: str = "ID") -> dict:
-    """key value -> hidden row id, over the snapshot's files."""
+def row_ids(lake: lakeclone.Lake, name: str, key: str = "ID") -> dict:
+    """key value -> Delta's row id (row tracking), read by delta-spark itself."""
+    frame = lake.spark.read.format("delta").load(location(lake, name))
     found: dict = {}
-    for f in snap.files:
-        table = pq.read_table(f.local_path, columns=[key, ROW_ID])
-        for k, r in zip(table.column(key).to_pylist(), table.column(ROW_ID).to_pylist()):
-            assert k not in found, f"key {k} appears twice"
-            found[k] = None if r is None else (r["write"], r["row"])
+    for row in frame.select(key, "_metadata.row_id").collect():
+        assert row[key] not in found, f"key {row[key]} appears twice"
+        found[row[key]] = row.row_id
     return found
 
 
@@ -47,11 +48,11 @@ def history(lake: lakeclone.Lake, name: str) -> list:
 
 def unchanged_after(lake: lakeclone.Lake, name: str, statement: str, match: str) -> None:
     """Run a statement that must fail, and check the table is exactly as it was."""
-    before_version = snapshot(lake, name).version
+    before_version = version(lake, name)
     before_rows = rows(lake, f"SELECT * FROM {name}")
     with pytest.raises(lakeclone.LakecloneError, match=match):
         lake.sql(statement)
-    assert snapshot(lake, name).version == before_version
+    assert version(lake, name) == before_version
     assert rows(lake, f"SELECT * FROM {name}") == before_rows
 
 
@@ -103,12 +104,13 @@ def test_insert_with_a_column_list_fills_the_rest_with_null(lake: lakeclone.Lake
 
 def test_insert_overwrite_replaces_every_row(people: lakeclone.Lake) -> None:
     lake = people
-    files_before = len(snapshot(lake, "PEOPLE").files)
+    files_before = len(live_adds(location(lake, "PEOPLE")))
     assert result(lake, "INSERT OVERWRITE INTO people VALUES (9, 'zed', 1)") == {"number of rows inserted": 1}
     assert rows(lake, "SELECT * FROM people") == [(9, "zed", 1)]
     last = history(lake, "people")[-1]
     assert (last.operation, last.operationParameters["mode"]) == ("WRITE", "Overwrite")
-    assert last.operationMetrics["numRemovedFiles"] == str(files_before)
+    removed = [a for a in commit_actions(location(lake, "PEOPLE"), last.version) if "remove" in a]
+    assert len(removed) == files_before
     # The overwritten rows are still there to time travel to.
     assert rows(lake, f"SELECT id FROM people AT(VERSION => {last.version - 1})") == [(1,), (2,), (3,)]
 
@@ -184,7 +186,7 @@ def test_delete_with_where_and_everything(people: lakeclone.Lake) -> None:
     assert result(lake, "DELETE FROM people WHERE id = 99") == {"number of rows deleted": 0}
     assert result(lake, "DELETE FROM people") == {"number of rows deleted": 1}
     assert rows(lake, "SELECT * FROM people") == []
-    assert snapshot(lake, "PEOPLE").files == ()
+    assert live_adds(location(lake, "PEOPLE")) == {}
 
 
 def test_dml_target_cannot_time_travel(people: lakeclone.Lake) -> None:
@@ -306,34 +308,29 @@ def test_each_statement_is_exactly_one_commit(people: lakeclone.Lake) -> None:
         (4, "MERGE"),
     ]
     write, update, delete, merge = (c.operationMetrics for c in commits[1:])
-    assert (write["numOutputRows"], write["numInsertedRows"], write["numRemovedFiles"]) == ("3", "3", "0")
-    assert int(write["numAddedFiles"]) >= 1
-    assert (update["numUpdatedRows"], update["numRemovedFiles"]) == ("1", "1")
-    assert int(update["numUpdatedRows"]) + int(update["numCopiedRows"]) == int(update["numOutputRows"])
+    # Delta's own metrics, with Delta's names.
+    assert write["numOutputRows"] == "3" and int(write["numFiles"]) >= 1
+    assert update["numUpdatedRows"] == "1"
     assert delete["numDeletedRows"] == "1"
-    assert int(delete["numCopiedRows"]) == int(delete["numOutputRows"])
     assert (merge["numTargetRowsUpdated"], merge["numTargetRowsInserted"]) == ("1", "1")
+    # The predicate as the user wrote it, not Delta's analysed form.
     assert commits[2].operationParameters["predicate"] == "ID = 1"
     assert commits[3].operationParameters["predicate"] == "ID = 2"
     assert rows(lake, "SELECT id, age FROM people") == [(1, 31), (3, 0), (4, 4)]
     # Each commit's metrics agree with what the Delta log holds.
-    log = DeltaLog(location(lake, "PEOPLE"))
-    for commit in commits[1:]:
-        before, after = log.snapshot(commit.version - 1), log.snapshot(commit.version)
-        removed = {f.path for f in before.files} - {f.path for f in after.files}
-        added = {f.path for f in after.files} - {f.path for f in before.files}
-        assert len(removed) == int(commit.operationMetrics["numRemovedFiles"])
-        assert len(added) == int(commit.operationMetrics["numAddedFiles"])
-        assert sum(f.num_records for f in after.files if f.path in added) == int(commit.operationMetrics["numOutputRows"])
+    adds = [a for a in commit_actions(location(lake, "PEOPLE"), 1) if "add" in a]
+    assert len(adds) == int(write["numFiles"])
+    assert sum(json.loads(a["add"]["stats"])["numRecords"] for a in adds) == 3
 
 
 @pytest.fixture
 def three_files(lake: lakeclone.Lake) -> lakeclone.Lake:
-    """A table whose rows 1, 2 and 3 live in three different files."""
+    """A table whose rows 1, 2 and 3 live in three different files, each holding other rows too."""
     lake.sql("CREATE TABLE t (id INT, v STRING)")
     for i in (1, 2, 3):
-        lake.sql(f"INSERT INTO t VALUES ({i}, 'v{i}'), ({i * 10}, 'w{i}')")
-    layout = ids_by_file(snapshot(lake, "T"))
+        values = ", ".join(f"({i * 100 + k}, 'w{i}')" for k in range(1, 10))
+        lake.sql(f"INSERT INTO t VALUES ({i}, 'v{i}'), {values}")
+    layout = ids_by_file(lake, "T")
     holding = {i: [p for p, ids in layout.items() if i in ids] for i in (1, 2, 3)}
     assert all(len(paths) == 1 for paths in holding.values())
     assert len({paths[0] for paths in holding.values()}) == 3
@@ -341,37 +338,44 @@ def three_files(lake: lakeclone.Lake) -> lakeclone.Lake:
 
 
 @pytest.mark.parametrize(
-    "statement",
+    ("statement", "metric"),
     [
-        "UPDATE t SET v = 'changed' WHERE id = 2",
-        "DELETE FROM t WHERE id = 2",
-        "MERGE INTO t USING (SELECT 2 AS id) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = 'merged'",
+        ("UPDATE t SET v = 'changed' WHERE id = 2", "numDeletionVectorsAdded"),
+        ("DELETE FROM t WHERE id = 2", "numDeletionVectorsAdded"),
+        (
+            "MERGE INTO t USING (SELECT 2 AS id) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = 'merged'",
+            "numTargetDeletionVectorsAdded",
+        ),
     ],
 )
-def test_copy_on_write_rewrites_only_files_with_affected_rows(three_files: lakeclone.Lake, statement: str) -> None:
+def test_dml_marks_affected_rows_with_a_deletion_vector(
+    three_files: lakeclone.Lake, statement: str, metric: str
+) -> None:
     lake = three_files
-    before = snapshot(lake, "T")
-    layout = ids_by_file(before)
-    target = next(p for p, ids in layout.items() if 2 in ids)
+    folder = location(lake, "T")
+    before = live_adds(folder)
+    target, neighbours = next((p, ids - {2}) for p, ids in ids_by_file(lake, "T").items() if 2 in ids)
+    assert neighbours
     lake.sql(statement)
-    after = snapshot(lake, "T")
-    assert after.version == before.version + 1
+    assert version(lake, "T") == latest_version(folder) and len(history(lake, "t")) == 5
+    after = live_adds(folder)
     last = history(lake, "t")[-1]
-    assert last.operationMetrics["numRemovedFiles"] == "1"
-    kept = {f.path for f in after.files}
-    assert target not in kept
-    assert {p for p in layout if p != target} <= kept
-    # The rest of the rewritten file (row 20) is copied, not lost.
-    assert 20 in {i for ids in ids_by_file(after).values() for i in ids}
+    assert last.operationMetrics[metric] == "1"
+    # No file is rewritten: the one holding row 2 gains a deletion vector, the others are untouched.
+    assert set(before) <= set(after)
+    assert after[target].get("deletionVector") and not before[target].get("deletionVector")
+    assert all(after[p] == before[p] for p in before if p != target)
+    # The rest of that file is still there.
+    assert neighbours <= {i for ids in ids_by_file(lake, "T").values() for i in ids}
+    assert kernel_rows(folder) == spark_rows(lake.spark, folder) == rows(lake, "SELECT * FROM t")
 
 
-def test_dml_that_matches_nothing_rewrites_nothing(three_files: lakeclone.Lake) -> None:
+def test_dml_that_matches_nothing_changes_no_file(three_files: lakeclone.Lake) -> None:
     lake = three_files
-    before = {f.path for f in snapshot(lake, "T").files}
+    folder = location(lake, "T")
+    before = live_adds(folder)
     lake.sql("UPDATE t SET v = 'x' WHERE id = 999; DELETE FROM t WHERE id = 999")
-    after = snapshot(lake, "T")
-    assert {f.path for f in after.files} == before
-    assert [c.operationMetrics["numRemovedFiles"] for c in history(lake, "t")[-2:]] == ["0", "0"]
+    assert live_adds(folder) == before
 
 
 # Row ids ------------------------------------------------------------------------------------------------
@@ -379,22 +383,22 @@ def test_dml_that_matches_nothing_rewrites_nothing(three_files: lakeclone.Lake) 
 
 def test_row_ids_are_unique_and_survive_update_and_merge(people: lakeclone.Lake) -> None:
     lake = people
-    original = row_ids(snapshot(lake, "PEOPLE"))
+    original = row_ids(lake, "PEOPLE")
     assert set(original) == {1, 2, 3}
     assert len(set(original.values())) == 3 and None not in original.values()
     lake.sql("UPDATE people SET age = 0 WHERE id IN (1, 2)")
-    assert row_ids(snapshot(lake, "PEOPLE")) == original
+    assert row_ids(lake, "PEOPLE") == original
     lake.sql(
         "MERGE INTO people p USING (SELECT 2 AS id UNION ALL SELECT 5) s ON p.id = s.id "
         "WHEN MATCHED THEN UPDATE SET name = 'merged' WHEN NOT MATCHED THEN INSERT (id) VALUES (s.id)"
     )
     lake.sql("INSERT INTO people VALUES (6, 'new', 1)")
-    after = row_ids(snapshot(lake, "PEOPLE"))
+    after = row_ids(lake, "PEOPLE")
     assert {k: after[k] for k in (1, 2, 3)} == original
     assert len(set(after.values())) == 5
     assert after[5] not in original.values() and after[6] not in original.values()
     lake.sql("DELETE FROM people WHERE id = 1")
-    assert row_ids(snapshot(lake, "PEOPLE")) == {k: v for k, v in after.items() if k != 1}
+    assert row_ids(lake, "PEOPLE") == {k: v for k, v in after.items() if k != 1}
 
 
 def test_dml_tables_stay_genuine_delta(people: lakeclone.Lake) -> None:

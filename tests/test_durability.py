@@ -13,11 +13,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from delta_reader import kernel_rows, sorted_rows
+from delta_reader import kernel_rows, latest_version, live_files, sorted_rows
 from lake_helpers import location
 
 import lakeclone
-from lakeclone.delta.log import DeltaLog
 
 pytestmark = pytest.mark.spark
 
@@ -43,20 +42,25 @@ INSERTER = textwrap.dedent(
 
 CRASHER = textwrap.dedent(
     """
-    import os, sys
+    import os, sys, threading, time
     import lakeclone
-    from lakeclone.delta import log
 
-    warehouse, statement = sys.argv[1], sys.argv[2]
+    warehouse, folder, statement = sys.argv[1], sys.argv[2], sys.argv[3]
     lake = lakeclone.connect(warehouse)
+    lake.sql("SELECT count(*) FROM ins").collect()  # Spark is up before the watch starts
+    before = set(os.listdir(folder))
 
-    def die(*args, **kwargs):
-        # The process dies after the data files are written, before the commit.
+    def die_at_the_first_new_data_file():
+        # Delta writes data (and deletion vector) files straight into the table's
+        # folder and commits only once they are all complete: dying as soon as
+        # one appears is dying after data was written and before the commit.
+        while not (set(os.listdir(folder)) - before):
+            time.sleep(0.001)
         os._exit(137)
 
-    log.DeltaLog.commit = die
+    threading.Thread(target=die_at_the_first_new_data_file, daemon=True).start()
     lake.sql(statement)
-    print("the statement finished without committing", flush=True)
+    print("the statement finished without the process dying", flush=True)
     os._exit(1)
     """
 )
@@ -118,35 +122,33 @@ def test_a_crash_before_the_commit_leaves_the_table_as_it_was(lake: lakeclone.La
         "CREATE TABLE ins (id INT); INSERT INTO ins VALUES (1), (2);"
         "CREATE TABLE upd (id INT, v STRING); INSERT INTO upd VALUES (1, 'a'), (2, 'b')"
     )
-    tables = {name: DeltaLog(location(lake, name)) for name in ("INS", "UPD")}
-    before = {name: log.snapshot() for name, log in tables.items()}
-    on_disk = {name: set(os.listdir(log.location)) for name, log in tables.items()}
+    folders = {name: location(lake, name) for name in ("INS", "UPD")}
+    versions = {name: latest_version(folder) for name, folder in folders.items()}
+    files = {name: live_files(folder) for name, folder in folders.items()}
+    on_disk = {name: set(os.listdir(folder)) for name, folder in folders.items()}
 
     workers = [
-        start(tmp_path, CRASHER, str(lake.warehouse), "INSERT INTO ins VALUES (3), (4)"),
-        start(tmp_path, CRASHER, str(lake.warehouse), "UPDATE upd SET v = 'changed' WHERE id = 2"),
+        start(tmp_path, CRASHER, str(lake.warehouse), folders["INS"], "INSERT INTO ins VALUES (3), (4)"),
+        start(tmp_path, CRASHER, str(lake.warehouse), folders["UPD"], "UPDATE upd SET v = 'changed' WHERE id = 2"),
     ]
     for worker in workers:
         out, _ = worker.communicate(timeout=300)
         assert worker.returncode == CRASHED, (out, stderr_of(worker))
 
-    for name, log in tables.items():
-        # The dead process got as far as writing data files...
-        written = {f for f in set(os.listdir(log.location)) - on_disk[name] if f.endswith(".parquet")}
-        assert written, name
+    for name, folder in folders.items():
+        # The dead process got as far as writing a file into the table's folder...
+        assert set(os.listdir(folder)) - on_disk[name], name
         # ...but the table is still at its previous version, with its previous files.
-        after = log.snapshot()
-        assert after.version == before[name].version
-        assert {f.path for f in after.files} == {f.path for f in before[name].files}
-        assert not {f.path for f in after.files} & written
+        assert latest_version(folder) == versions[name]
+        assert live_files(folder) == files[name]
 
     assert sorted_rows(lake.sql("SELECT * FROM ins").collect()) == [(1,), (2,)]
     assert sorted_rows(lake.sql("SELECT * FROM upd").collect()) == [(1, "a"), (2, "b")]
-    assert kernel_rows(location(lake, "UPD")) == [(1, "a"), (2, "b")]
+    assert kernel_rows(folders["UPD"]) == [(1, "a"), (2, "b")]
 
     # The next writes work and commit the next version.
     lake.sql("INSERT INTO ins VALUES (5); UPDATE upd SET v = 'B' WHERE id = 2")
     assert sorted_rows(lake.sql("SELECT * FROM ins").collect()) == [(1,), (2,), (5,)]
     assert sorted_rows(lake.sql("SELECT * FROM upd").collect()) == [(1, "a"), (2, "B")]
-    for name, log in tables.items():
-        assert log.snapshot().version == before[name].version + 1
+    for name, folder in folders.items():
+        assert latest_version(folder) == versions[name] + 1

@@ -8,12 +8,10 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from delta_reader import kernel_read, kernel_rows, local_path
+from delta_reader import commit_actions, kernel_read, kernel_rows, latest_version, live_adds, live_files, local_path
 from lake_helpers import catalog_entry, location, rows
 
 import lakeclone
-from lakeclone.delta.log import DeltaLog
-from lakeclone.delta.writer import ROW_ID
 
 pytestmark = pytest.mark.spark
 
@@ -66,7 +64,7 @@ def test_quoted_identifiers_keep_their_case(lake: lakeclone.Lake) -> None:
     frame = lake.sql('SELECT * FROM "MixedCase"')
     assert frame.columns == ["lower", "UPPERED"]
     assert [tuple(r) for r in frame.collect()] == [(1, 2)]
-    with pytest.raises(lakeclone.LakecloneError, match="Object 'LAKE.PUBLIC.MIXEDCASE' does not exist"):
+    with pytest.raises(lakeclone.LakecloneError, match=r"Object 'LAKE\.PUBLIC\.MIXEDCASE' does not exist"):
         lake.sql("SELECT * FROM MixedCase")
 
 
@@ -106,7 +104,6 @@ def test_create_existing_table_fails_unless_if_not_exists(lake: lakeclone.Lake) 
     [
         ("CREATE TABLE t", "CREATE TABLE needs a column list"),
         ("CREATE TABLE t (a INT, A STRING)", "duplicate column name"),
-        (f'CREATE TABLE t ("{ROW_ID}" STRING)', "is reserved"),
         ("CREATE TABLE t (a INT) LOCATION = '/tmp/x'", "LOCATION is only allowed with CREATE EXTERNAL TABLE."),
         ("CREATE EXTERNAL TABLE t (a INT)", "An external table needs a LOCATION."),
         ("CREATE TABLE LAKE.NOPE.t (a INT)", "Schema 'LAKE.NOPE' does not exist or not authorized."),
@@ -123,11 +120,6 @@ def test_invalid_create_table_is_rejected_and_leaves_nothing(
     assert catalog_entry(lake, "T") is None
 
 
-def test_row_id_column_name_is_reserved_whatever_its_case(lake: lakeclone.Lake) -> None:
-    with pytest.raises(lakeclone.LakecloneError, match="is reserved"):
-        lake.sql(f"CREATE TABLE t ({ROW_ID} STRING, a INT)")
-
-
 # CTAS ---------------------------------------------------------------------------------------------
 
 
@@ -141,7 +133,7 @@ def test_create_table_as_select(lake: lakeclone.Lake) -> None:
     assert commit.version == 0
     assert commit.operation == "CREATE TABLE AS SELECT"
     assert commit.operationMetrics["numOutputRows"] == "2"
-    assert commit.operationMetrics["numAddedFiles"] == str(len(DeltaLog(location(lake, "C")).snapshot().files))
+    assert commit.operationMetrics["numFiles"] == str(len(live_files(location(lake, "C"))))  # Delta's CTAS metric
 
 
 def test_failed_create_table_as_select_leaves_nothing(lake: lakeclone.Lake) -> None:
@@ -165,9 +157,9 @@ def test_create_or_replace_makes_a_new_table(lake: lakeclone.Lake) -> None:
     assert lake.sql("SELECT * FROM t").columns == ["ID", "S"]
     assert rows(lake, "SELECT * FROM t") == []
     (commit,) = lake.sql("DESCRIBE HISTORY t").collect()
-    assert commit.operation == "CREATE OR REPLACE TABLE"
+    assert commit.operation == "CREATE TABLE"  # a new table, in a folder of its own: version 0 of a new log
     # The replaced table is dropped, not deleted: its files stay for UNDROP.
-    assert (Path(old.location) / "_delta_log").is_dir()
+    assert (local_path(old.location) / "_delta_log").is_dir()
 
 
 def test_replaced_table_comes_back_with_undrop_once_its_name_is_free(lake: lakeclone.Lake) -> None:
@@ -175,7 +167,7 @@ def test_replaced_table_comes_back_with_undrop_once_its_name_is_free(lake: lakec
     old_id = catalog_entry(lake, "T").id
     lake.sql("CREATE OR REPLACE TABLE t (v STRING); INSERT INTO t VALUES ('new')")
     new_id = catalog_entry(lake, "T").id
-    with pytest.raises(lakeclone.LakecloneError, match="Object 'T' already exists."):
+    with pytest.raises(lakeclone.LakecloneError, match=r"Object 'T' already exists\."):
         lake.sql("UNDROP TABLE t")
     # Renaming the new table frees the name: UNDROP brings back the replaced one.
     lake.sql("ALTER TABLE t RENAME TO t_new")
@@ -226,20 +218,18 @@ def test_external_table_lives_at_its_location(lake: lakeclone.Lake, scratch_cwd:
     lake.sql("INSERT INTO e VALUES (1), (2)")
     assert (folder / "_delta_log" / "00000000000000000001.json").is_file()
     (shown,) = lake.sql("SHOW TABLES").collect()
-    assert (shown.is_external, shown.location) == ("Y", str(folder))
+    assert (shown.is_external, shown.location) == ("Y", f"file:{folder}")
     detail = lake.sql("DESCRIBE DETAIL e").collect()[0]
-    assert (detail.kind, detail.location) == ("EXTERNAL", folder.as_uri() + "/")
+    assert (detail.kind, local_path(detail.location)) == ("EXTERNAL", folder)
     assert kernel_rows(str(folder)) == [(1,), (2,)]
     # Nothing was made anywhere else (the quoted path once became a folder named ' in the cwd).
     assert sorted(os.listdir(scratch_cwd)) == ["ext", "warehouse"]
 
 
 def test_external_table_adopts_an_existing_delta_table(lake: lakeclone.Lake, scratch_cwd: Path) -> None:
-    import pyarrow as pa
-    from deltalake import write_deltalake
-
     folder = scratch_cwd / "foreign"
-    write_deltalake(str(folder), pa.table({"ID": pa.array([1, 2], pa.int64()), "S": ["a", "b"]}))
+    # Another writer's table: plain delta-spark, no row tracking or deletion vectors.
+    lake.spark.createDataFrame([(1, "a"), (2, "b")], "ID BIGINT, S STRING").write.format("delta").save(str(folder))
     lake.sql(f"CREATE EXTERNAL TABLE e LOCATION = '{folder}'")
     assert rows(lake, "SELECT * FROM e") == [(1, "a"), (2, "b")]
     lake.sql("INSERT INTO e VALUES (3, 'c')")
@@ -251,37 +241,41 @@ def test_external_table_adopts_an_existing_delta_table(lake: lakeclone.Lake, scr
 
 def test_external_table_with_columns_at_a_delta_location_is_refused(lake: lakeclone.Lake, scratch_cwd: Path) -> None:
     folder = scratch_cwd / "ext"
-    lake.sql(f"CREATE EXTERNAL TABLE e (id INT) LOCATION = '{folder}'")
+    lake.spark.createDataFrame([(1,)], "ID INT").write.format("delta").save(str(folder))
     with pytest.raises(lakeclone.LakecloneError, match="already holds a Delta table"):
         lake.sql(f"CREATE EXTERNAL TABLE e2 (other STRING) LOCATION = '{folder}'")
-    assert rows(lake, "SELECT * FROM e") == []
+    assert lake.sql("SHOW TABLES").collect() == []
+    assert kernel_rows(str(folder)) == [(1,)]
 
 
 def test_drop_external_table_keeps_its_files(lake: lakeclone.Lake, scratch_cwd: Path) -> None:
     folder = scratch_cwd / "ext"
     lake.sql(f"CREATE EXTERNAL TABLE e (id INT) LOCATION = '{folder}'")
     lake.sql("INSERT INTO e VALUES (7)")
-    files = {f.local_path for f in DeltaLog(folder).snapshot().files}
+    files = live_files(str(folder))
+    assert files
     lake.sql("DROP TABLE e")
     with pytest.raises(lakeclone.LakecloneError, match="does not exist"):
         lake.sql("SELECT * FROM e")
     assert all(os.path.exists(f) for f in files)
     assert kernel_rows(str(folder)) == [(7,)]
-    # The data is still a table anyone can adopt.
-    lake.sql(f"CREATE EXTERNAL TABLE again LOCATION = '{folder}'")
-    assert rows(lake, "SELECT * FROM again") == [(7,)]
+    # The folder stays e's while e can be UNDROPped: two tables never share a folder.
+    with pytest.raises(lakeclone.LakecloneError, match=r"overlaps the folder of table LAKE\.PUBLIC\.E"):
+        lake.sql(f"CREATE EXTERNAL TABLE again LOCATION = '{folder}'")
+    lake.sql("UNDROP TABLE e")
+    assert rows(lake, "SELECT * FROM e") == [(7,)]
 
 
 def test_drop_managed_table_keeps_files_until_purge(lake: lakeclone.Lake) -> None:
     lake.sql("CREATE TABLE t (id INT); INSERT INTO t VALUES (1), (2)")
     entry = catalog_entry(lake, "T")
-    files = [f.local_path for f in DeltaLog(entry.location).snapshot().files]
+    files = live_files(entry.location)
     assert files
     status = lake.sql("DROP TABLE t").collect()
     assert status[0].status == "T successfully dropped."
     assert catalog_entry(lake, "T") is None
     assert all(os.path.exists(f) for f in files)
-    assert (Path(entry.location) / "_delta_log").is_dir()
+    assert (local_path(entry.location) / "_delta_log").is_dir()
     lake.sql("UNDROP TABLE t")
     assert rows(lake, "SELECT * FROM t") == [(1,), (2,)]
 
@@ -295,15 +289,24 @@ def test_describe_detail(lake: lakeclone.Lake, clock: lakeclone.ManualClock) -> 
     lake.sql("INSERT INTO t VALUES (1, 'a'); INSERT INTO t VALUES (2, 'b')")
     detail = lake.sql("DESCRIBE DETAIL t").collect()[0]
     where = location(lake, "T")
-    snapshot = DeltaLog(where).snapshot()
+    adds = live_adds(where)
+    configuration = next(
+        a["metaData"]["configuration"]
+        for v in range(latest_version(where), -1, -1)
+        for a in commit_actions(where, v)
+        if "metaData" in a
+    )
     assert detail.format == "delta"
     assert detail.name == "LAKE.PUBLIC.T"
     assert detail.kind == "MANAGED"
     assert local_path(detail.location).resolve() == Path(where).resolve()
     assert Path(where).parent == lake.warehouse / "tables"
-    assert detail.numFiles == len(snapshot.files) >= 2
-    assert detail.sizeInBytes == sum(f.size for f in snapshot.files) > 0
-    assert detail.properties == dict(snapshot.configuration)
+    assert detail.numFiles == len(adds) >= 2
+    assert detail.sizeInBytes == sum(a["size"] for a in adds.values()) > 0
+    assert detail.properties == configuration
+    # Delta keeps what lakeclone promises: every version, deletion vectors, row ids.
+    assert configuration["delta.enableDeletionVectors"] == configuration["delta.enableRowTracking"] == "true"
+    assert configuration["delta.enableExpiredLogCleanup"] == "false"
     assert detail.partitionColumns == []
     assert detail.minReaderVersion >= 1 and detail.minWriterVersion >= 2
     assert detail.createdAt.replace(tzinfo=dt.timezone.utc) >= created_before
@@ -321,13 +324,15 @@ def test_every_table_is_genuine_delta_read_by_the_kernel(lake: lakeclone.Lake) -
         assert kernel_rows(location(lake, name)) == expected
 
 
-def test_row_id_is_stored_but_hidden(lake: lakeclone.Lake) -> None:
+def test_row_ids_come_from_deltas_row_tracking_and_stay_hidden(lake: lakeclone.Lake) -> None:
     lake.sql("CREATE TABLE t (id INT); INSERT INTO t VALUES (1), (2)")
     assert lake.sql("SELECT * FROM t").columns == ["ID"]
     where = location(lake, "T")
     assert kernel_read(where).column_names == ["ID"]
-    files = [f.local_path for f in DeltaLog(where).snapshot().files]
-    stored = lake.spark.read.parquet(*files)
-    assert ROW_ID in stored.columns
+    # Delta's own row ids, readable by any engine that knows row tracking.
+    ids = lake.spark.read.format("delta").load(where).select("ID", "_metadata.row_id").collect()
+    assert sorted(r.ID for r in ids) == [1, 2] and len({r.row_id for r in ids}) == 2
+    adds = live_adds(where).values()
+    assert all("baseRowId" in a for a in adds)
     with pytest.raises(lakeclone.LakecloneError, match="invalid identifier"):
-        lake.sql(f"SELECT {ROW_ID} FROM t").collect()
+        lake.sql("SELECT row_id FROM t").collect()

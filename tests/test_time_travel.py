@@ -6,7 +6,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 import pytest
-from delta_reader import sorted_rows
+from delta_reader import commit_actions, sorted_rows
 
 import lakeclone
 
@@ -259,6 +259,7 @@ def test_describe_history(hist: History) -> None:
         "readVersion",
         "isBlindAppend",
         "operationMetrics",
+        "userMetadata",
         "engineInfo",
         "queryId",
     ]
@@ -274,7 +275,7 @@ def test_describe_history(hist: History) -> None:
         assert commit.queryId == hist.query_ids[commit.version]
     assert commits[0].operationParameters == {"predicate": "ID = 1"}
     assert commits[0].operationMetrics["numDeletedRows"] == "1"
-    assert commits[2].operationParameters == {"mode": "Append"}
+    assert commits[2].operationParameters == {"mode": "Append", "partitionBy": "[]"}  # Delta's own
     assert commits[2].operationMetrics["numOutputRows"] == "2"
 
 
@@ -283,17 +284,23 @@ def test_describe_history_limit(hist: History) -> None:
     assert [r.version for r in hist.lake.sql("DESCRIBE HISTORY t LIMIT 10").collect()] == [3, 2, 1, 0]
 
 
-def test_commit_files_carry_the_clock_time(hist: History) -> None:
-    """Delta readers without in-commit timestamps use the commit file's mtime for time travel."""
-    import os
-    from pathlib import Path
+def test_commit_files_carry_the_clock_time_and_the_query_id(hist: History) -> None:
+    """What lakeclone knows of a commit is in the commit itself: nothing is lost between two stores.
+
+    Delta stamps its commits with the machine's clock; the Lake's clock time and
+    the statement's query id travel in commitInfo's userMetadata.
+    """
+    import json
 
     (row,) = hist.lake.sql("SHOW TABLES LIKE 'T'").collect()
-    for version, moment in hist.commit_times.items():
-        mtime = os.stat(Path(row.location) / "_delta_log" / f"{version:020d}.json").st_mtime
-        assert dt.datetime.fromtimestamp(mtime, dt.timezone.utc).replace(tzinfo=None) == pytest.approx(
-            moment, abs=dt.timedelta(milliseconds=1)
-        )
+    for version, (start, end) in hist.windows.items():
+        (info,) = [a["commitInfo"] for a in commit_actions(row.location, version) if "commitInfo" in a]
+        ours = json.loads(info["userMetadata"])
+        assert ours["queryId"] == hist.query_ids[version]
+        # The clock's reading while the statement ran, not the machine's.
+        clock_time = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=ours["clockTime"])
+        assert start <= clock_time < end, version
+        assert abs(info["timestamp"] / 1000 - clock_time.timestamp()) > 3600  # the clock stands in 2024
 
 
 def test_before_the_first_version_is_before_the_table_existed(lake: lakeclone.Lake) -> None:

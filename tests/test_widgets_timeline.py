@@ -68,16 +68,26 @@ def test_timeline_data_reads_rows_and_files_from_the_operation_metrics(lake, age
     metrics = history_metrics(lake, aged_table)
 
     for entry in data.versions:
-        assert entry.files_added == int(metrics[entry.version]["numAddedFiles"])
-        assert entry.files_removed == int(metrics[entry.version]["numRemovedFiles"])
-        assert entry.bytes_added == int(metrics[entry.version]["numAddedBytes"])
         assert entry.metrics == metrics[entry.version]
     create, insert, update, delete, late_insert = data.versions
+    # Delta's own metric names: WRITE counts numFiles, UPDATE and DELETE numAddedFiles.
+    for entry in (insert, late_insert):
+        assert (entry.files_added, entry.bytes_added) == (
+            int(entry.metrics["numFiles"]),
+            int(entry.metrics["numOutputBytes"]),
+        )
+    for entry in (update, delete):
+        assert (entry.files_added, entry.files_removed, entry.bytes_added) == (
+            int(entry.metrics["numAddedFiles"]),
+            int(entry.metrics["numRemovedFiles"]),
+            int(entry.metrics["numAddedBytes"]),
+        )
     assert (create.files_added, create.files_removed) == (0, 0)
     assert insert.files_added >= 1 and insert.files_removed == 0 and insert.rows == 3
     assert update.files_added >= 1 and update.files_removed >= 1
     assert update.row_changes == "1 updated"
-    assert delete.files_removed >= 1
+    # Deleting one row marks it in a deletion vector instead of rewriting its file.
+    assert delete.files_removed == 0 and delete.metrics["numDeletionVectorsAdded"] == "1"
     assert delete.row_changes == "1 deleted"
     assert late_insert.rows == 1
 

@@ -6,7 +6,10 @@ import base64
 import os
 from typing import TYPE_CHECKING
 
+import pyarrow.parquet as pq
 import pytest
+from delta_reader import folder_files, local_path, named_files, needed_files
+from lake_helpers import location
 from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 
@@ -20,7 +23,10 @@ from lakeclone.widgets import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     import lakeclone
+    from lakeclone.vacuum.plan import FileDecision
 
 pytestmark = pytest.mark.spark
 
@@ -34,8 +40,10 @@ def cloned(lake: lakeclone.Lake, clock: lakeclone.ManualClock) -> str:
     """Table ``s`` with a clone ``c1`` and a clone of that, ``c2``; then ``s`` deletes and rewrites rows.
 
     At ``RETAIN 0 HOURS`` ``s``'s folder then holds current files, a file only
-    the clones still read (rewritten by the UPDATE), and a file nobody needs
-    (inserted after the clones and deleted again).
+    the clones still read (rewritten by the UPDATE), a file nobody needs
+    (inserted after the clones and deleted again), and the deletion vectors
+    Delta wrote for the DELETE and the UPDATE but never committed (each found
+    that every row of its one-row file goes, so it removed the file instead).
     """
     lake.sql("CREATE TABLE s (id INT, v STRING)")
     lake.sql("INSERT INTO s VALUES (1, 'a'), (2, 'b')")
@@ -55,13 +63,30 @@ def rows(lake: lakeclone.Lake, query: str) -> list[tuple]:
     return sorted(tuple(r) for r in lake.sql(query).collect())
 
 
-def data_files(lake: lakeclone.Lake, location: str) -> set[str]:
-    return {
-        os.path.join(folder, name)
-        for folder, subfolders, names in os.walk(location)
-        if "_delta_log" not in folder
-        for name in names
-    }
+def data_files(folder: str) -> set[str]:
+    """The local paths of every file under a table's folder outside its log; never empty here."""
+    files = folder_files(folder)
+    assert files, folder
+    return files
+
+
+def unneeded(lake: lakeclone.Lake) -> set[str]:
+    """The files in ``s``'s folder that neither ``s`` nor its clones read now, from the log's JSON.
+
+    At ``RETAIN 0 HOURS`` that is exactly what VACUUM deletes.
+    """
+    needed = set().union(*(needed_files(location(lake, name)) for name in ("s", "c1", "c2")))
+    return folder_files(location(lake, "s")) - needed
+
+
+def local_paths(decisions: Iterable[FileDecision]) -> set[str]:
+    """The local paths of a plan's files (a plan names them as URIs)."""
+    return {str(local_path(d.path)) for d in decisions}
+
+
+def file_rows(path: str) -> list[tuple]:
+    """The (id, v) rows stored in one data file, read with pyarrow by position (names may be physical ones)."""
+    return [tuple(row.values()) for row in pq.read_table(path).select([0, 1]).to_pylist()]
 
 
 def bars(figure: Figure) -> list:
@@ -76,13 +101,20 @@ def test_plan_after_rewriting_source_rows_keeps_clone_files_and_deletes_the_rest
     plan = lake.vacuum_plan(cloned, retain_hours=0)
 
     groups = reason_groups(plan)
-    reasons = [g.reason for g in groups]
+    reasons = [str(g.reason) for g in groups]
     assert reasons[0] == "current" and reasons[-1] == "delete"
     [clone_reason] = [r for r in reasons if r.startswith("clone ")]
     assert clone_reason.startswith("clone LAKE.PUBLIC.C1@")
-    assert {g.reason: (len(g.files), g.bytes) for g in groups} == plan.totals()
+    assert {str(g.reason): (len(g.files), g.bytes) for g in groups} == plan.totals()
     assert [g.category for g in groups] == ["current", "clone", "delete"]
-    assert len(plan.to_delete) == 1
+    # What goes is what nobody reads: the file of the row inserted after the clones and
+    # deleted again, and the deletion vectors no commit names.
+    doomed = local_paths(plan.to_delete)
+    assert doomed == unneeded(lake)
+    [parquet] = [f for f in doomed if f.endswith(".parquet")]
+    assert file_rows(parquet) == [(4, "d")]
+    assert all(os.path.basename(f).startswith("deletion_vector_") for f in doomed - {parquet})
+    assert not (doomed - {parquet}) & named_files(location(lake, "s"))
     # Within the default retention nothing goes.
     assert "delete" not in lake.vacuum_plan(cloned).totals()
 
@@ -96,17 +128,17 @@ def test_plot_vacuum_draws_a_bar_of_bytes_per_reason_keep_and_delete_coloured(la
     drawn = bars(figure)
     assert len(drawn) == len(totals) == 3
     [ax] = figure.axes
-    reasons = [g.reason for g in reason_groups(plan)]
+    reasons = [str(g.reason) for g in reason_groups(plan)]
     assert sorted(t.get_text() for t in ax.get_yticklabels()) == sorted(reasons)
     # Top to bottom in reason_groups order: current first, delete last.
     assert [bar.get_y() for bar in drawn] == sorted((bar.get_y() for bar in drawn), reverse=True)
-    by_reason = dict(zip(reasons, drawn))
+    by_reason = dict(zip(reasons, drawn, strict=True))
     for reason, (_files, size) in totals.items():
         assert by_reason[reason].get_width() == size
     assert to_rgb(by_reason["delete"].get_facecolor()) == to_rgb(_style.VACUUM_REASON_COLOURS["delete"])
     assert to_rgb(by_reason["current"].get_facecolor()) == to_rgb(_style.VACUUM_REASON_COLOURS["current"])
     assert by_reason["delete"].get_hatch() and not by_reason["current"].get_hatch()
-    assert "RETAIN 0 HOURS: deletes 1 file" in ax.get_title(loc="left")
+    assert f"RETAIN 0 HOURS: deletes {_style.format_files(len(unneeded(lake)))} (" in ax.get_title(loc="left")
 
 
 def test_plot_vacuum_of_an_empty_table_and_without_pyplot(lake):
@@ -150,10 +182,10 @@ def test_explorer_shows_the_plan_totals_and_files_per_reason(lake, cloned):
     assert explorer.retain_hours == 0
     assert explorer.files.titles == tuple(
         f"{r}: {_style.format_files(f)}, {_style.format_bytes(b)}"
-        for r, (f, b) in ((g.reason, totals[g.reason]) for g in reason_groups(plan))
+        for r, (f, b) in ((str(g.reason), totals[str(g.reason)]) for g in reason_groups(plan))
     )
     assert len(explorer.files.children) == len(totals)
-    for page, group in zip(explorer.files.children, reason_groups(plan)):
+    for page, group in zip(explorer.files.children, reason_groups(plan), strict=True):
         assert page.value.count("<tr") - 1 == len(group.files)
     assert explorer.totals.value.count("<tr") - 1 == len(totals) + 1
     [output] = explorer.plot.outputs
@@ -180,22 +212,23 @@ def test_changing_the_retention_replans(lake, cloned):
 
 def test_vacuum_now_needs_a_plan_and_a_confirming_second_click(lake, cloned, retention_check_off):
     explorer = vacuum_explorer(lake, cloned, retain_hours=0)
-    location = explorer.plan.location
-    before = data_files(lake, location)
+    folder = explorer.plan.location
+    before = data_files(folder)
+    doomed = _style.format_files(len(unneeded(lake)))
 
     explorer.vacuum_button.click()
 
     assert explorer.armed
-    assert explorer.confirmation.value.startswith("Delete 1 file (")
-    assert explorer.vacuum_button.description == "Confirm: delete 1 file"
-    assert data_files(lake, location) == before  # nothing deleted by the first click
+    assert explorer.confirmation.value.startswith(f"Delete {doomed} (")
+    assert explorer.vacuum_button.description == f"Confirm: delete {doomed}"
+    assert data_files(folder) == before  # nothing deleted by the first click
 
     explorer.cancel_button.click()
     assert not explorer.armed and explorer.confirmation.value == ""
     explorer.vacuum_button.click()
     explorer.hours_input.value = 1  # a new plan withdraws the question
     assert not explorer.armed
-    assert data_files(lake, location) == before
+    assert data_files(folder) == before
 
     # No plan on show (the table is gone): the button is off.
     lake.sql("DROP TABLE s")
@@ -204,21 +237,21 @@ def test_vacuum_now_needs_a_plan_and_a_confirming_second_click(lake, cloned, ret
     assert "Planning failed" in explorer.result.value
     explorer.vacuum_button.click()
     assert not explorer.armed
-    assert data_files(lake, location) == before
+    assert data_files(folder) == before
 
 
 def test_clicking_through_deletes_exactly_the_plans_delete_files(lake, cloned, retention_check_off):
     c1_before, c2_before = rows(lake, "SELECT * FROM c1"), rows(lake, "SELECT * FROM c2")
     explorer = vacuum_explorer(lake, cloned, retain_hours=0)
     plan = explorer.plan
-    before = data_files(lake, plan.location)
-    doomed = {d.path for d in plan.to_delete}
-    assert doomed and doomed < before
+    before = data_files(plan.location)
+    doomed = local_paths(plan.to_delete)
+    assert doomed and doomed == unneeded(lake) and doomed < before
 
     explorer.vacuum_button.click()
     explorer.vacuum_button.click()
 
-    assert data_files(lake, plan.location) == before - doomed
+    assert data_files(plan.location) == before - doomed
     files, size = len(doomed), sum(d.size for d in plan.to_delete)
     assert f"deleted {_style.format_files(files)} ({_style.format_bytes(size)})" in explorer.result.value
     # Re-planned: nothing left to delete, and the clones still read.
@@ -231,29 +264,34 @@ def test_clicking_through_deletes_exactly_the_plans_delete_files(lake, cloned, r
 
 def test_a_changed_table_is_not_vacuumed_without_a_new_confirmation(lake, cloned, retention_check_off):
     explorer = vacuum_explorer(lake, cloned, retain_hours=0)
+    shown = local_paths(explorer.plan.to_delete)
     explorer.vacuum_button.click()
 
     lake.sql("INSERT INTO s VALUES (5, 'e')")
     lake.sql("DELETE FROM s WHERE id = 5")  # one more file to delete
-    before = data_files(lake, explorer.plan.location)
+    before = data_files(explorer.plan.location)
     explorer.vacuum_button.click()
 
-    assert data_files(lake, explorer.plan.location) == before
+    assert data_files(explorer.plan.location) == before
     assert "changed since the plan was shown" in explorer.result.value
-    assert len(explorer.plan.to_delete) == 2 and not explorer.armed
+    # The new plan on show: the first one's files, and the row's file (with its uncommitted vector).
+    now_doomed = local_paths(explorer.plan.to_delete)
+    assert now_doomed == unneeded(lake) and shown < now_doomed and not explorer.armed
+    [added] = [f for f in now_doomed - shown if f.endswith(".parquet")]
+    assert file_rows(added) == [(5, "e")]
 
 
 def test_a_too_short_retention_shows_deltas_error_in_the_widget(lake, cloned):
     assert lake.spark.conf.get(RETENTION_CHECK, "true") != "false"
     explorer = vacuum_explorer(lake, cloned, retain_hours=0)
-    before = data_files(lake, explorer.plan.location)
+    before = data_files(explorer.plan.location)
 
     explorer.vacuum_button.click()
     explorer.vacuum_button.click()  # raises nothing
 
     assert "Vacuum failed" in explorer.result.value
     assert LOW_RETENTION_ERROR in explorer.result.value
-    assert data_files(lake, explorer.plan.location) == before
+    assert data_files(explorer.plan.location) == before
     assert explorer.plan is not None and not explorer.vacuum_button.disabled
 
 

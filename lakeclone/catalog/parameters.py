@@ -7,12 +7,16 @@ Snowflake user's UNDROP agree about what can still be recovered.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 
+from lakeclone.catalog.db import CatalogConnection
+from lakeclone.catalog.entries import ObjectKind, TableEntry
 from lakeclone.errors import InvalidParameterError
 
-DATABASE, SCHEMA, TABLE = "DATABASE", "SCHEMA", "TABLE"
+DATABASE, SCHEMA, TABLE = ObjectKind.DATABASE, ObjectKind.SCHEMA, ObjectKind.TABLE
 LEVELS = (DATABASE, SCHEMA, TABLE)
+RETENTION = "DATA_RETENTION_TIME_IN_DAYS"
 
 
 @dataclass(frozen=True)
@@ -33,15 +37,19 @@ class Parameter:
     default: str
     type: str
     description: str
-    levels: tuple[str, ...] = LEVELS
+    levels: tuple[ObjectKind, ...] = LEVELS
     inherited: bool = True
     bounds: tuple[int, int] = (0, 0)
 
     def normalize(self, value: object) -> str:
         """The stored text of a value, or InvalidParameterError."""
         if self.type == "NUMBER":
+            text = str(value).strip()
+            # Bounded before conversion: int() of a huge literal costs time quadratic in its length.
+            if len(text) > 20:
+                raise InvalidParameterError(f"invalid value [{value}] for parameter '{self.key}'")
             try:
-                number = int(str(value))
+                number = int(text)
             except ValueError:
                 raise InvalidParameterError(
                     f"invalid value [{value}] for parameter '{self.key}'"
@@ -97,11 +105,58 @@ PARAMETERS: dict[str, Parameter] = {
 }
 
 
-def lookup(key: str, level: str) -> Parameter:
+def lookup(key: str, level: ObjectKind) -> Parameter:
     """The parameter named ``key``, checked to be settable on a ``level`` object."""
     parameter = PARAMETERS.get(key.upper())
     if parameter is None:
-        raise InvalidParameterError(f"invalid property '{key}' for '{level}'")
+        raise InvalidParameterError(f"invalid property '{key}' for '{level.value}'")
     if level not in parameter.levels:
-        raise InvalidParameterError(f"invalid property '{key}' for '{level}'")
+        raise InvalidParameterError(f"invalid property '{key}' for '{level.value}'")
     return parameter
+
+
+class ParameterStore(CatalogConnection):
+    """Parameter values set on databases, schemas and tables, by object id."""
+
+    def parameters(self, object_id: str) -> dict[str, str]:
+        rows = self._db.execute("SELECT key, value FROM parameters WHERE object_id = ?", (object_id,)).fetchall()
+        return {r["key"]: r["value"] for r in rows}
+
+    def set_parameter(self, object_id: str, key: str, value: str) -> None:
+        self._db.execute(
+            "INSERT INTO parameters (object_id, key, value) VALUES (?, ?, ?) "
+            "ON CONFLICT (object_id, key) DO UPDATE SET value = excluded.value",
+            (object_id, key, value),
+        )
+
+    def unset_parameter(self, object_id: str, key: str) -> None:
+        self._db.execute("DELETE FROM parameters WHERE object_id = ? AND key = ?", (object_id, key))
+
+    def parameter_chain(self, table: TableEntry) -> list[tuple[ObjectKind, str]]:
+        """The objects a table's parameters are looked up on, innermost first: the table, its schema, its database.
+
+        The chain is followed by id, so it works for dropped tables too.
+        """
+        row = self._db.execute("SELECT id, database_id FROM schemas WHERE id = ?", (table.schema_id,)).fetchone()
+        return [(TABLE, table.id), (SCHEMA, row["id"]), (DATABASE, row["database_id"])]
+
+    def effective(self, key: str, chain: list[tuple[ObjectKind, str]]) -> tuple[str, ObjectKind | None]:
+        """A parameter's value along a chain of objects, innermost first, and the level it was set on (None: the default)."""
+        parameter = PARAMETERS[key]
+        for level, object_id in chain if parameter.inherited else chain[:1]:
+            value = self.parameters(object_id).get(key)
+            if value is not None:
+                return value, level
+        return parameter.default, None
+
+    def parameter(self, table: TableEntry, key: str) -> tuple[str, ObjectKind | None]:
+        """A table parameter's value and the level it comes from (None for the default)."""
+        return self.effective(key, self.parameter_chain(table))
+
+    def retention(self, table: TableEntry) -> dt.timedelta:
+        """How long a table's old versions (and, once dropped, the table itself) are kept."""
+        return dt.timedelta(days=int(self.parameter(table, RETENTION)[0]))
+
+    def retention_of(self, chain: list[tuple[ObjectKind, str]]) -> dt.timedelta:
+        """The retention of any object, given its chain (a dropped schema's or database's UNDROP window)."""
+        return dt.timedelta(days=int(self.effective(RETENTION, chain)[0]))

@@ -1,1 +1,5 @@
-"""Clones: zero-copy and deep clones of tables, schemas and databases; their lineage; VACUUM and purge."""
+"""Clones: zero-copy and deep clones of tables, schemas and databases, and their lineage."""
+
+from lakeclone.clones import create, lineage
+
+__all__ = ["create", "lineage"]

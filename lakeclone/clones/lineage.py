@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
-import os
 from dataclasses import dataclass, field
 
 from lakeclone.catalog.store import Catalog, TableEntry
-from lakeclone.delta.log import DeltaLog
+from lakeclone.delta.log import Delta
+from lakeclone.storage import is_within
 
 
 @dataclass(frozen=True)
@@ -61,36 +61,34 @@ class Lineage:
         raise KeyError(name)
 
 
-def lineage(catalog: Catalog, table: TableEntry) -> Lineage:
+def lineage(catalog: Catalog, delta: Delta, table: TableEntry) -> Lineage:
     """The lineage graph around ``table``: its ancestors and all its descendants."""
     graph = Lineage(root=table.id)
     ancestor: TableEntry | None = table
     while ancestor is not None and ancestor.id not in graph.nodes:
-        graph.nodes[ancestor.id] = _node(ancestor)
+        graph.nodes[ancestor.id] = _node(delta, ancestor)
         ancestor = catalog.table_by_id(ancestor.source_id) if ancestor.source_id else None
     pending = [table.id]
     while pending:
         for clone in catalog.clones_of(pending.pop(), purged=True):
             if clone.id not in graph.nodes:
-                graph.nodes[clone.id] = _node(clone)
+                graph.nodes[clone.id] = _node(delta, clone)
                 pending.append(clone.id)
     return graph
 
 
-def _node(table: TableEntry) -> LineageNode:
-    log = DeltaLog(table.location)
+def _node(delta: Delta, table: TableEntry) -> LineageNode:
+    log = delta.table(table.location)
     owned = shared = owned_bytes = shared_bytes = 0
     version = None
-    if log.exists():
-        snapshot = log.snapshot()
-        version = snapshot.version
-        folder = os.path.join(os.path.abspath(table.location), "")
-        for file in snapshot.files:
-            if file.local_path.startswith(folder):
+    if table.purged_at is None and log.exists():
+        version = log.version()
+        for file in log.files(version):
+            if is_within(file.uri, table.location):
                 owned, owned_bytes = owned + 1, owned_bytes + file.size
             else:
                 shared, shared_bytes = shared + 1, shared_bytes + file.size
-    kind = f"{table.clone_kind} CLONE" if table.clone_kind else "TABLE"
+    kind = f"{table.clone_kind.value} CLONE" if table.clone_kind else "TABLE"
     return LineageNode(
         id=table.id,
         name=table.qualified,

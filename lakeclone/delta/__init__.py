@@ -1,6 +1,6 @@
-"""Delta Lake tables: the transaction log (through delta-rs) and the data files (through Spark)."""
+"""The one place lakeclone talks to delta-spark: reading logs and snapshots, and every kind of commit."""
 
-from lakeclone.delta.log import Commit, DataFile, DeltaLog, Snapshot
-from lakeclone.delta.writer import ROW_ID, write_data_files
+from lakeclone.delta.commits import Commit, CommitMetadata, committing
+from lakeclone.delta.log import Delta, Snapshot, TableFile, TableLog, sql_name
 
-__all__ = ["ROW_ID", "Commit", "DataFile", "DeltaLog", "Snapshot", "write_data_files"]
+__all__ = ["Commit", "CommitMetadata", "Delta", "Snapshot", "TableFile", "TableLog", "committing", "sql_name"]

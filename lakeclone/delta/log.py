@@ -1,355 +1,303 @@
-"""A Delta table's transaction log, read and committed through delta-rs.
+"""Reading a Delta table's log through delta-spark: versions, history, snapshots and the files they name.
 
-delta-rs writes its own ``commitInfo.operation`` (``WRITE``, ``CREATE TABLE``)
-and refuses to let a caller set it, so lakeclone records what a commit really
-was under ``lakeclone.*`` keys of the same commitInfo: the operation, its
-parameters and metrics, the query id, and the commit time by the Lake's clock.
-The commit file's modification time is set to that time too, which is what
-Delta readers without in-commit timestamps use for time travel.
+Every read goes through Delta's own ``DeltaLog`` in the driver JVM (or Spark
+reading the table), so checkpoints, deletion vectors and shallow clones'
+absolute paths are Delta's to interpret. File locations come back as
+qualified URIs (see :mod:`lakeclone.storage`), comparable with a folder listing.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-from decimal import Decimal
 import json
-import os
-import re
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from urllib.parse import unquote
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-from deltalake import DeltaTable, Schema
-from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
-from deltalake.transaction import (
-    AddAction,
-    CommitProperties,
-    PostCommitHookProperties,
-    RemoveAction,
-    Transaction,
-    create_table_with_add_actions,
-)
+from lakeclone.delta.commits import Commit
+from lakeclone.delta.jvm import Jvm
+from lakeclone.storage import join, qualified_form, resolve_log_path
 
-from lakeclone.delta.paths import location_uri, resolve
-from lakeclone.errors import ConcurrentWriteError, ExecutionError
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
 
-KEY = "lakeclone."
-# Delta truncates long string stats; lakeclone simply leaves them out.
-MAX_STRING_STAT = 32
-PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+LOG_FOLDER = "_delta_log"
 
-# delta-rs may delete "expired" log files after a checkpoint, judging age by the
-# machine's clock and the files' times; lakeclone stamps commits with the Lake's
-# clock and decides itself what history retention keeps, so it never lets it.
-HOOKS = PostCommitHookProperties(create_checkpoint=True, cleanup_expired_logs=False)
+# Delta names a deletion vector file after a UUID it writes in Z85 (base 85).
+_Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
+_ENCODED_UUID = 20
 
 
 @dataclass(frozen=True)
-class DataFile:
-    """One data file of a snapshot.
+class TableFile:
+    """A data file of a snapshot, with the deletion vector file that hides some of its rows.
 
     Attributes:
-        path: the add action's path, decoded (relative, or an absolute ``file://`` URI).
-        local_path: where the file is on disk.
-        size: bytes.
-        num_records: rows, from the add action's stats.
-        stats: the add action's stats JSON; empty when the snapshot was read without stats.
-        modification_time: the add action's modification time, in epoch milliseconds.
+        uri: the data file, qualified.
+        size: its bytes.
+        num_records: rows in the file (deleted ones included), from Delta's stats; 0 when unknown.
+        deletion_vector: the deletion vector's file, qualified; None when there is none or it is inline.
+        deleted_rows: rows the deletion vector hides.
     """
 
-    path: str
-    local_path: str
+    uri: str
     size: int
-    num_records: int
-    stats: str
-    modification_time: int = 0
+    num_records: int = 0
+    deletion_vector: str | None = None
+    deleted_rows: int = 0
+
+    @property
+    def uris(self) -> tuple[str, ...]:
+        """Every file this entry needs on storage."""
+        return (self.uri,) if self.deletion_vector is None else (self.uri, self.deletion_vector)
 
 
 @dataclass(frozen=True)
 class Snapshot:
-    """A table at one version: its schema, properties and live files."""
+    """A table at one version."""
 
     location: str
     version: int
+    table_id: str
     schema_json: str
     configuration: Mapping[str, str]
-    files: tuple[DataFile, ...]
-    table: DeltaTable = field(repr=False, compare=False)
+    description: str | None
+    partition_columns: tuple[str, ...]
+    min_reader_version: int
+    min_writer_version: int
+    features: tuple[str, ...]
+    num_files: int
+    size: int
 
     @property
-    def num_records(self) -> int:
-        return sum(f.num_records for f in self.files)
+    def schema(self) -> StructType:
+        from pyspark.sql.types import StructType
+
+        return StructType.fromJson(json.loads(self.schema_json))
+
+
+@dataclass
+class _History:
+    table_id: str
+    commits: list[Commit] = field(default_factory=list)
+
+
+class Delta:
+    """delta-spark for one SparkSession, with a cache of the (immutable) history of each table read."""
+
+    def __init__(self, spark: SparkSession) -> None:
+        self.spark = spark
+        self.jvm = Jvm(spark)
+        self._histories: dict[str, _History] = {}
+
+    def table(self, location: str) -> TableLog:
+        """The log of the table at ``location`` (a qualified URI)."""
+        return TableLog(self, location)
+
+
+class TableLog:
+    """The log of one Delta table."""
+
+    def __init__(self, delta: Delta, location: str) -> None:
+        self.delta = delta
+        self.location = location.rstrip("/")
+        self._jvm = delta.jvm
 
     @property
-    def size(self) -> int:
-        return sum(f.size for f in self.files)
+    def log_folder(self) -> str:
+        return join(self.location, LOG_FOLDER)
 
+    def _log(self) -> Any:
+        return self._jvm.delta_log(self.location)
 
-@dataclass(frozen=True)
-class CommitInfo:
-    """What a commit does, as DESCRIBE HISTORY will show it."""
+    def _latest(self) -> Any:
+        return self._log().update(False, self._jvm.none(), self._jvm.none())
 
-    operation: str
-    timestamp: dt.datetime
-    query_id: str | None = None
-    parameters: Mapping[str, str] = field(default_factory=dict)
-    metrics: Mapping[str, int] = field(default_factory=dict)
-
-    def custom_metadata(self) -> dict[str, Any]:
-        return {
-            KEY + "operation": self.operation,
-            KEY + "operationParameters": {k: str(v) for k, v in self.parameters.items()},
-            KEY + "operationMetrics": {k: str(v) for k, v in self.metrics.items()},
-            KEY + "timestamp": epoch_ms(self.timestamp),
-            KEY + "queryId": self.query_id or "",
-        }
-
-
-@dataclass(frozen=True)
-class Commit:
-    """One entry of a table's history."""
-
-    version: int
-    timestamp: dt.datetime
-    operation: str
-    parameters: Mapping[str, str]
-    metrics: Mapping[str, str]
-    query_id: str | None
-    read_version: int | None
-    is_blind_append: bool | None
-    engine_info: str | None
-
-
-def epoch_ms(moment: dt.datetime) -> int:
-    return int(moment.timestamp() * 1000)
-
-
-def from_epoch_ms(ms: int) -> dt.datetime:
-    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc)
-
-
-class DeltaLog:
-    """The log of the Delta table in ``location`` (a local folder)."""
-
-    def __init__(self, location: str | os.PathLike[str]) -> None:
-        self.location = os.fspath(Path(location).resolve())
-        if PERCENT_ESCAPE.search(self.location):
-            # delta-rs decodes a table's path twice, so "100%20" would become "100 ".
-            raise ExecutionError(
-                f"lakeclone cannot keep a Delta table in '{self.location}': its path contains a "
-                "percent escape (%XX), which the Delta library misreads. Use another folder name."
-            )
-        self.uri = location_uri(self.location)
+    def _at(self, version: int) -> Any:
+        return self._log().getSnapshotAt(version, self._jvm.none(), self._jvm.none(), False)
 
     def exists(self) -> bool:
-        return DeltaTable.is_deltatable(self.uri)
+        """Whether a Delta table lives at the location (it has a committed version)."""
+        return bool(self._log().tableExists())
 
-    def create(
-        self,
-        schema_json: str,
-        *,
-        info: CommitInfo,
-        name: str | None = None,
-        configuration: Mapping[str, str] | None = None,
-        adds: Sequence[DataFile] = (),
-    ) -> None:
-        """Write version 0: the protocol, the metadata and any initial files."""
-        os.makedirs(self.location, exist_ok=True)
-        try:
-            create_table_with_add_actions(
-                self.uri,
-                Schema.from_json(schema_json),
-                [_add_action(f, info.timestamp) for f in adds],
-                mode="error",
-                name=name,
-                configuration=dict(configuration or {}),
-                commit_properties=CommitProperties(custom_metadata=info.custom_metadata()),
-                post_commithook_properties=HOOKS,
-            )
-        except DeltaError as error:
-            raise ExecutionError(f"Cannot create a Delta table at {self.uri}: {error}") from None
-        self._stamp(0, info.timestamp)
+    def version(self) -> int:
+        """The latest version; -1 when there is no table."""
+        return int(self._latest().version())
 
-    def snapshot(self, version: int | None = None, *, stats: bool = False) -> Snapshot:
-        """The table at ``version`` (the latest when None).
-
-        Args:
-            version: the version to read.
-            stats: also rebuild each file's stats JSON, which only a commit that
-                adds another table's files (a clone) needs; it is the slow part
-                of reading a large snapshot.
-        """
-        table = DeltaTable(self.uri, version=version) if version is not None else DeltaTable(self.uri)
-        return self._snapshot(table, stats=stats)
-
-    def latest_version(self) -> int:
-        return DeltaTable(self.uri).version()
-
-    def history(self) -> list[Commit]:
-        """Every commit, oldest first."""
-        entries = DeltaTable(self.uri).history()
-        return sorted((_commit(e) for e in entries), key=lambda c: c.version)
-
-    def commit(
-        self,
-        snapshot: Snapshot,
-        *,
-        info: CommitInfo,
-        adds: Sequence[DataFile] = (),
-        removes: Sequence[DataFile] = (),
-        app_transactions: Sequence[Transaction] = (),
-        data_change: bool = True,
-    ) -> int:
-        """Commit ``adds`` and ``removes`` on top of ``snapshot`` as one atomic version.
-
-        delta-rs checks the commit against whatever was committed since the
-        snapshot was read, so two writers removing the same file cannot both win.
-
-        Returns:
-            The new version.
-
-        Raises:
-            ConcurrentWriteError: another writer changed files this commit removes.
-        """
-        moment = epoch_ms(info.timestamp)
-        actions: list[AddAction | RemoveAction] = [
-            RemoveAction(f.path, data_change, moment, f.size) for f in removes
-        ]
-        actions += [_add_action(f, info.timestamp, data_change=data_change) for f in adds]
-        table = snapshot.table
-        commit_id = uuid.uuid4().hex
-        try:
-            table.create_write_transaction(
-                actions,
-                "append",
-                Schema.from_json(snapshot.schema_json),
-                commit_properties=CommitProperties(
-                    custom_metadata={
-                        **info.custom_metadata(),
-                        KEY + "readVersion": snapshot.version,
-                        KEY + "isBlindAppend": not removes,
-                        KEY + "commitId": commit_id,
-                    },
-                    app_transactions=list(app_transactions) or None,
-                ),
-                post_commithook_properties=HOOKS,
-            )
-        except CommitFailedError as error:
-            raise ConcurrentWriteError(
-                f"Transaction conflict: another statement changed table files this one rewrites ({error})."
-            ) from None
-        version = self._version_of(commit_id, after=snapshot.version)
-        self._stamp(version, info.timestamp)
-        return version
-
-    def _version_of(self, commit_id: str, *, after: int) -> int:
-        """The version a commit landed at: delta-rs may have moved it past others' commits."""
-        table = DeltaTable(self.uri)
-        newest = table.version()
-        for entry in table.history(limit=newest - after):
-            if entry.get(KEY + "commitId") == commit_id:
-                return int(entry["version"])
-        raise ExecutionError(f"Committed to {self.uri}, but the commit is not in its history.")
-
-    def _stamp(self, version: int, moment: dt.datetime) -> None:
-        seconds = moment.timestamp()
-        os.utime(os.path.join(self.location, "_delta_log", f"{version:020d}.json"), (seconds, seconds))
-
-    def _snapshot(self, table: DeltaTable, *, stats: bool) -> Snapshot:
-        actions = pa.table(table.get_add_actions(flatten=False)).to_pylist()
-        files = tuple(
-            DataFile(
-                path=unquote(a["path"]),
-                local_path=resolve(a["path"], self.location),
-                size=a["size_bytes"],
-                num_records=a.get("num_records") or 0,
-                stats=_stats_json(a) if stats else "",
-                modification_time=a.get("modification_time") or 0,
-            )
-            for a in actions
-        )
-        metadata = table.metadata()
+    def snapshot(self, version: int | None = None) -> Snapshot:
+        """The table at ``version`` (the latest when None)."""
+        snap = self._latest() if version is None else self._at(version)
+        metadata = json.loads(str(snap.metadata().json()))["metaData"]
+        protocol = json.loads(str(snap.protocol().json()))["protocol"]
+        features = sorted(set(protocol.get("readerFeatures") or []) | set(protocol.get("writerFeatures") or []))
         return Snapshot(
             location=self.location,
-            version=table.version(),
-            schema_json=table.schema().to_json(),
-            configuration=dict(metadata.configuration),
-            files=files,
-            table=table,
+            version=int(snap.version()),
+            table_id=str(metadata["id"]),
+            schema_json=str(metadata["schemaString"]),
+            configuration=dict(metadata.get("configuration") or {}),
+            description=metadata.get("description"),
+            partition_columns=tuple(metadata.get("partitionColumns") or ()),
+            min_reader_version=int(protocol["minReaderVersion"]),
+            min_writer_version=int(protocol["minWriterVersion"]),
+            features=tuple(features),
+            num_files=int(snap.numOfFiles()),
+            size=int(snap.sizeInBytes()),
         )
 
+    def schema(self, version: int | None = None) -> StructType:
+        """The table's columns at ``version`` (the latest when None).
 
-def open_log(location: str | os.PathLike[str]) -> DeltaLog:
-    """The log at ``location``, which must hold a Delta table."""
-    log = DeltaLog(location)
-    try:
-        DeltaTable(log.uri)
-    except TableNotFoundError:
-        raise ExecutionError(f"{log.uri} is not a Delta table.") from None
-    return log
+        Read from the metadata action alone: :meth:`snapshot` also counts the
+        files, which makes Delta reconstruct the version's state (a Spark job)
+        the first time the version is read.
+        """
+        from pyspark.sql.types import StructType
+
+        return StructType.fromJson(json.loads(self.metadata_action(version)["schemaString"]))
+
+    def metadata_action(self, version: int | None = None) -> dict[str, Any]:
+        """The ``metaData`` action of ``version`` (the latest when None), as Delta's JSON form of it."""
+        snap = self._latest() if version is None else self._at(version)
+        return dict(json.loads(str(snap.metadata().json()))["metaData"])
+
+    def add_actions(self, version: int | None = None) -> list[dict[str, Any]]:
+        """The add actions of ``version``'s live files (the latest when None), as Delta's JSON form of them."""
+        snap = self._latest() if version is None else self._at(version)
+        text = self._jvm.joined(snap.allFiles().toJSON().collectAsList())
+        return [json.loads(line) for line in text.splitlines() if line]
+
+    def files(self, version: int | None = None) -> list[TableFile]:
+        """The live data files of ``version`` (the latest when None), read in one pass over Delta's state."""
+        return [self.table_file(add) for add in self.add_actions(version)]
+
+    def table_file(self, add: Mapping[str, Any]) -> TableFile:
+        """An add action's file and deletion vector, as URIs."""
+        stats = json.loads(add["stats"]) if add.get("stats") else {}
+        vector = add.get("deletionVector") or None
+        return TableFile(
+            uri=resolve_log_path(add["path"], self.location),
+            size=int(add.get("size") or 0),
+            num_records=int(stats.get("numRecords") or 0),
+            deletion_vector=deletion_vector_uri(vector, self.location) if vector else None,
+            deleted_rows=int(vector.get("cardinality") or 0) if vector else 0,
+        )
+
+    def history(self) -> list[Commit]:
+        """Every commit, oldest first. Commits never change, so only new ones are read again."""
+        snap = self._latest()
+        latest = int(snap.version())
+        table_id = str(snap.metadata().id())
+        cached = self.delta._histories.get(self.location)
+        if cached is None or cached.table_id != table_id or (cached.commits and cached.commits[-1].version > latest):
+            cached = _History(table_id)
+            self.delta._histories[self.location] = cached
+        start = cached.commits[-1].version + 1 if cached.commits else 0
+        if start <= latest:
+            cached.commits.extend(self._commits_from(start, latest))
+        return list(cached.commits)
+
+    def _commits_from(self, start: int, end: int) -> list[Commit]:
+        commits = []
+        changes = self._log().getChanges(start, self._jvm.none(), False)
+        while changes.hasNext():
+            pair = changes.next()
+            version = int(pair._1())
+            if version > end:
+                break
+            actions = pair._2()
+            info: dict[str, Any] = {}
+            # Delta writes commitInfo as a commit's first action.
+            for index in range(int(actions.size())):
+                action = actions.apply(index)
+                if str(action.getClass().getSimpleName()) == "CommitInfo":
+                    info = json.loads(str(action.json()))["commitInfo"]
+                    break
+            commits.append(Commit.from_commit_info(version, info, int(info.get("timestamp") or 0)))
+        return commits
+
+    def referenced_after(self, version: int) -> dict[str, int]:
+        """Files (data and deletion vectors) named by the commits after ``version``.
+
+        Returns:
+            Each file's URI mapped to the newest version that reads it: the
+            latest version for a file still live, else the one before the
+            version that removed it.
+        """
+        latest = self.version()
+        if latest <= version:
+            return {}
+        from pyspark.sql import functions as F
+
+        paths = [join(self.log_folder, f"{v:020d}.json") for v in range(version + 1, latest + 1)]
+        file_action = "struct<path:string,deletionVector:struct<storageType:string,pathOrInlineDv:string>>"
+        rows = (
+            self.delta.spark.read.schema(f"add {file_action}, remove {file_action}")
+            .json(paths)
+            .where("add IS NOT NULL OR remove IS NOT NULL")
+            .select("add", "remove", F.col("_metadata.file_name").alias("commit"))
+            .collect()
+        )
+        found: dict[str, int] = {}
+        # Commit by commit, removes before adds: a file re-added in the commit
+        # that removed it (a new deletion vector) is still live.
+        for row in sorted(rows, key=lambda r: (r.commit, r.add is not None)):
+            committed = int(row.commit.split(".")[0])
+            action, reads = (row.add, latest) if row.add is not None else (row.remove, committed - 1)
+            found[resolve_log_path(action.path, self.location)] = reads
+            vector = action.deletionVector
+            if vector is not None:
+                dv = deletion_vector_uri(vector.asDict(), self.location)
+                if dv is not None:
+                    found[dv] = reads
+        return found
+
+    def frame(self, version: int | None = None) -> DataFrame:
+        """The table's rows at ``version`` (the latest when None), read by Delta."""
+        reader = self.delta.spark.read.format("delta")
+        if version is not None:
+            reader = reader.option("versionAsOf", version)
+        return reader.load(self.location)
 
 
-def _add_action(file: DataFile, moment: dt.datetime, *, data_change: bool = True) -> AddAction:
-    if not file.stats:
-        raise ValueError(f"{file.path} has no stats: read its snapshot with stats=True to re-add it")
-    return AddAction(
-        file.path, file.size, {}, file.modification_time or epoch_ms(moment), data_change, file.stats
-    )
-
-
-def _stats_json(action: Mapping[str, Any]) -> str:
-    """Rebuild the stats JSON from delta-rs's parsed add action."""
-    stats: dict[str, Any] = {"numRecords": action.get("num_records") or 0}
-    for key, name in (("min", "minValues"), ("max", "maxValues"), ("null_count", "nullCount")):
-        values = action.get(key)
-        if values:
-            if key == "null_count":
-                stats[name] = {k: v for k, v in values.items() if v is not None}
-            else:
-                kept = {k: stat_value(v) for k, v in values.items()}
-                stats[name] = {k: v for k, v in kept.items() if v is not None}
-    return json.dumps(stats, separators=(",", ":"))
-
-
-def stat_value(value: Any) -> Any:
-    """A min or max value as Delta's stats JSON holds it, or None where Delta keeps none."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return value
-    if isinstance(value, Decimal):
-        return float(value)
-    if isinstance(value, str):
-        return value if len(value) <= MAX_STRING_STAT else None
-    if isinstance(value, dt.datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=dt.timezone.utc)
-        return value.astimezone(dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    if isinstance(value, dt.date):
-        return value.isoformat()
+def deletion_vector_uri(descriptor: Mapping[str, Any], table: str) -> str | None:
+    """Where a deletion vector descriptor's file is; None for one stored inline in the log."""
+    kind = descriptor.get("storageType")
+    encoded = str(descriptor.get("pathOrInlineDv") or "")
+    if kind == "p":
+        return qualified_form(encoded)
+    if kind == "u":
+        prefix, name = encoded[:-_ENCODED_UUID], encoded[-_ENCODED_UUID:]
+        file_name = f"deletion_vector_{_decode_uuid(name)}.bin"
+        return join(table, prefix, file_name) if prefix else join(table, file_name)
     return None
 
 
-def _commit(entry: Mapping[str, Any]) -> Commit:
-    stamp = entry.get(KEY + "timestamp") or entry.get("timestamp") or 0
-    params = entry.get(KEY + "operationParameters")
-    if params is None:
-        params = {k: str(v) for k, v in (entry.get("operationParameters") or {}).items()}
-    metrics = entry.get(KEY + "operationMetrics")
-    if metrics is None:
-        metrics = {k: str(v) for k, v in (entry.get("operationMetrics") or {}).items()}
-    return Commit(
-        version=int(entry["version"]),
-        timestamp=from_epoch_ms(int(stamp)),
-        operation=entry.get(KEY + "operation") or entry.get("operation") or "UNKNOWN",
-        parameters=params,
-        metrics=metrics,
-        query_id=entry.get(KEY + "queryId") or None,
-        read_version=entry.get(KEY + "readVersion", entry.get("readVersion")),
-        is_blind_append=entry.get(KEY + "isBlindAppend", entry.get("isBlindAppend")),
-        engine_info=entry.get("engineInfo"),
-    )
+def _decode_uuid(text: str) -> uuid.UUID:
+    data = b""
+    for start in range(0, len(text), 5):
+        value = 0
+        for char in text[start : start + 5]:
+            value = value * 85 + _Z85.index(char)
+        data += value.to_bytes(4, "big")
+    return uuid.UUID(bytes=data)
+
+
+def encode_uuid(identifier: uuid.UUID) -> str:
+    """A UUID as Delta writes it into a deletion vector descriptor (Z85, 20 characters)."""
+    data = identifier.bytes
+    text = ""
+    for start in range(0, len(data), 4):
+        value = int.from_bytes(data[start : start + 4], "big")
+        chunk = ""
+        for _ in range(5):
+            value, digit = divmod(value, 85)
+            chunk = _Z85[digit] + chunk
+        text += chunk
+    return text
+
+
+def sql_name(location: str) -> str:
+    """A path table's name in Delta's SQL: ``delta.`<location>```."""
+    return "delta.`" + location.replace("`", "``") + "`"

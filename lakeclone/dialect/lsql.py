@@ -35,7 +35,7 @@ from lakeclone.errors import SqlCompilationError, SqlSyntaxError, UnsupportedSta
 
 # Parses the action of an ALTER after the object name; gets the object's
 # ``this``, ``kind`` and ``exists`` and returns None to leave it to sqlglot.
-AlterActionParser = t.Callable[["LsqlParser", dict[str, t.Any]], t.Optional[exp.Expression]]
+AlterActionParser = t.Callable[["LsqlParser", dict[str, t.Any]], exp.Expression | None]
 
 _PARAMETER_ACTIONS: dict[str, AlterActionParser] = {
     "SET": lambda self, target: self._parse_set_parameters(target),
@@ -145,9 +145,8 @@ class LsqlParser(Snowflake.Parser):
 
     def _parse_statement(self) -> exp.Expr | None:
         curr = self._curr
-        if curr and curr.token_type == TokenType.VAR:
-            if self._match_texts(self.WORD_STATEMENT_PARSERS):
-                return self.WORD_STATEMENT_PARSERS[self._prev.text.upper()](self)
+        if curr and curr.token_type == TokenType.VAR and self._match_texts(self.WORD_STATEMENT_PARSERS):
+            return self.WORD_STATEMENT_PARSERS[self._prev.text.upper()](self)
         if (
             curr
             and curr.token_type not in self.STATEMENT_PARSERS
@@ -233,6 +232,12 @@ class LsqlParser(Snowflake.Parser):
         return self._parse_var(any_token=True, upper=True)
 
     def _parse_parameter_value(self) -> exp.Expression | None:
+        # A signed number parses, so that its range is judged (and reported) with the parameter's own rules.
+        if self._match(TokenType.DASH):
+            if not self._match(TokenType.NUMBER):
+                self.raise_error("Expected a number")
+                return None
+            return self.expression(exp.Neg(this=self.PRIMARY_PARSERS[TokenType.NUMBER](self, self._prev)))
         if not self._match_set(self.PARAMETER_VALUE_TOKENS):
             self.raise_error("Expected a number, a string, TRUE or FALSE")
             return None

@@ -1,4 +1,4 @@
-"""Compiling lsql expressions to Spark SQL over table views."""
+"""Binding lsql expressions to table versions and compiling them to Spark SQL."""
 
 from __future__ import annotations
 
@@ -7,21 +7,28 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from lakeclone.engine import timetravel
+from lakeclone import timetravel
+from lakeclone.errors import SqlCompilationError
 
 if TYPE_CHECKING:
     from lakeclone.engine.tables import Tables
 
 SPARK = "spark"
 
+# What a table reference may carry besides its name; anything else parses but
+# lakeclone does not run it, and saying so beats ignoring it.
+_TABLE_ARGS = {"this", "db", "catalog", "alias", "when", "version", "joins", "laterals", "pivots", "sample"}
+_UNSUPPORTED_TABLE_ARGS = {"changes": "CHANGES", "system_time": "FOR SYSTEM_TIME", "partition": "PARTITION"}
+
 
 def bind_tables(expression: exp.Expression, tables: Tables) -> exp.Expression:
-    """A copy of ``expression`` whose table references read pinned snapshot views.
+    """A copy of ``expression`` whose table references read pinned Delta versions.
 
-    Each reference is replaced by the view of the table at its time-travel
-    point (or now), aliased to the name the query used, so that ``t.col``
-    keeps resolving. CTE names are left alone. The session functions answer
-    from lakeclone's session and the Lake's clock, not from Spark's.
+    Each reference becomes ``delta.`<location>` VERSION AS OF n`` for the
+    table at its time-travel point (or the version the statement reads now),
+    aliased to the name the query used, so that ``t.col`` keeps resolving. CTE
+    names are left alone. The session functions answer from lakeclone's
+    session and the Lake's clock, not from Spark's.
     """
     bound = expression.copy()
     for node in list(bound.find_all(exp.CurrentDatabase, exp.CurrentSchema, exp.CurrentTimestamp, exp.CurrentDate)):
@@ -34,21 +41,33 @@ def bind_tables(expression: exp.Expression, tables: Tables) -> exp.Expression:
     for table in list(bound.find_all(exp.Table)):
         if not isinstance(table.this, exp.Identifier):
             continue
+        check_table_clauses(table)
         if not table.db and not table.catalog and table.name in ctes:
             continue
         entry = tables.entry(table)
-        snapshot = tables.snapshot(entry, timetravel.point_of(table))
-        view = tables.view(entry, snapshot)
+        version = tables.version(entry, timetravel.point_of(table))
         alias = table.args.get("alias") or exp.TableAlias(this=exp.to_identifier(table.name))
-        table.replace(exp.Table(this=exp.to_identifier(view), alias=alias))
+        reference = tables.reference(entry, version, alias)
+        for key in ("joins", "laterals", "pivots", "sample"):
+            if table.args.get(key):
+                reference.set(key, table.args[key])
+        table.replace(reference)
     return bound
 
 
-def _session_value(node: exp.Expression, tables: Tables) -> exp.Expression:
+def check_table_clauses(table: exp.Table) -> None:
+    """Refuse the clauses of a table reference that lakeclone parses but does not run."""
+    for key, value in table.args.items():
+        if value and key not in _TABLE_ARGS:
+            clause = _UNSUPPORTED_TABLE_ARGS.get(key, key.upper())
+            raise SqlCompilationError(f"{clause} on a table reference is not supported by lakeclone.")
+
+
+def _session_value(node: exp.Expr, tables: Tables) -> exp.Expr:
     if isinstance(node, exp.CurrentDatabase):
-        return exp.Literal.string(tables.session.database or "") if tables.session.database else exp.null()
+        return exp.Literal.string(tables.session.database) if tables.session.database else exp.null()
     if isinstance(node, exp.CurrentSchema):
-        return exp.Literal.string(tables.session.schema or "") if tables.session.schema else exp.null()
+        return exp.Literal.string(tables.session.schema) if tables.session.schema else exp.null()
     moment = tables.now.astimezone(dt.timezone.utc)
     if isinstance(node, exp.CurrentDate):
         return exp.cast(exp.Literal.string(moment.date().isoformat()), exp.DataType.Type.DATE)
@@ -74,5 +93,5 @@ def _spark_forms(expression: exp.Expression) -> exp.Expression:
 
 
 def spark_sql(expression: exp.Expression, tables: Tables) -> str:
-    """Spark SQL text for a query, its tables bound to snapshot views."""
+    """Spark SQL text for a query, its tables bound to pinned versions."""
     return to_spark(bind_tables(expression, tables))

@@ -1,11 +1,8 @@
-"""DDL: databases, schemas and tables; DROP/UNDROP; RENAME; parameters."""
+"""DDL: databases, schemas and tables; DROP/UNDROP; USE; RENAME; parameters."""
 
 from __future__ import annotations
 
 import datetime as dt
-import json
-import os
-import shutil
 import sqlite3
 import uuid
 from typing import TYPE_CHECKING
@@ -13,14 +10,14 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from lakeclone.catalog import parameters as params
+from lakeclone.catalog.entries import ObjectKind, TableEntry, TableKind
 from lakeclone.catalog.names import database_name, schema_name
-from lakeclone.catalog.store import TableEntry
-from lakeclone.delta.log import DeltaLog, open_log
-from lakeclone.delta.writer import ROW_ID, write_data_files
-from lakeclone.clones.create import create_clone
-from lakeclone.clones.vacuum import purge_expired
-from lakeclone.engine import clustering, constraints, results, sequences
+from lakeclone.delta import statements
+from lakeclone.dialect import expressions as lx
+from lakeclone.engine import registry, results
+from lakeclone.engine.compiler import spark_sql
 from lakeclone.engine.objects import (
+    external_location,
     is_external,
     location_of,
     properties_of,
@@ -29,9 +26,9 @@ from lakeclone.engine.objects import (
     store_parameters,
     value_of,
 )
-from lakeclone.engine.compiler import spark_sql
-from lakeclone.engine.schema import struct_from_columns, with_new_row_ids
+from lakeclone.engine.schema import struct_from_columns
 from lakeclone.errors import (
+    InvalidLocationError,
     ObjectExistsError,
     ObjectNotFoundError,
     SqlCompilationError,
@@ -42,22 +39,21 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from lakeclone.engine.executor import Execution
+    from lakeclone.engine.registry import TableDefinition
 
 # Databases and schemas ------------------------------------------------------
 
 
+@registry.statement(exp.Create)
 def create(execution: Execution) -> DataFrame:
     kind = str(execution.expression.args.get("kind") or "").upper()
-    creators = {
-        "DATABASE": _create_database,
-        "SCHEMA": _create_schema,
-        "TABLE": _create_table,
-        "SEQUENCE": sequences.create_sequence,
-    }
+    if execution.expression.args.get("clone") is not None:
+        if registry.SLOTS.clone is None:
+            raise UnsupportedStatementError(execution.sql)
+        return registry.SLOTS.clone(execution)
+    creators = {"DATABASE": _create_database, "SCHEMA": _create_schema, "TABLE": _create_table, **registry.CREATORS}
     if kind not in creators:
         raise UnsupportedStatementError(execution.sql)
-    if execution.expression.args.get("clone") is not None:
-        return create_clone(execution)
     return creators[kind](execution)
 
 
@@ -65,7 +61,7 @@ def _create_database(execution: Execution) -> DataFrame:
     expression = execution.expression
     name = database_name(expression.this)
     catalog = execution.catalog
-    settings = properties_of(expression, params.DATABASE)
+    settings = properties_of(expression, ObjectKind.DATABASE)
     with catalog.transaction():
         existing = catalog.database(name)
         if existing is not None:
@@ -85,7 +81,7 @@ def _create_schema(execution: Execution) -> DataFrame:
     expression = execution.expression
     parent, name = schema_name(expression.this, database=execution.session.database)
     catalog = execution.catalog
-    settings = properties_of(expression, params.SCHEMA)
+    settings = properties_of(expression, ObjectKind.SCHEMA)
     with catalog.transaction():
         database = require_database(execution, parent)
         existing = catalog.schema(parent, name)
@@ -106,12 +102,13 @@ def _create_schema(execution: Execution) -> DataFrame:
 
 def _create_table(execution: Execution) -> DataFrame:
     expression = execution.expression
+    assert isinstance(expression, exp.Create)
     target = expression.this
-    columns = None
+    elements: list[exp.Expression] | None = None
     if isinstance(target, exp.Schema):
-        columns, target = target.expressions, target.this
+        elements, target = list(target.expressions), target.this
     name = execution.tables.name(target)
-    settings = properties_of(expression, params.TABLE)
+    settings = properties_of(expression, ObjectKind.TABLE)
     external = is_external(expression)
     location_text = location_of(expression)
     if external and not location_text:
@@ -128,28 +125,46 @@ def _create_table(execution: Execution) -> DataFrame:
         if expression.args.get("exists"):
             return results.status(execution.spark, f"{name.name} already exists, statement succeeded.")
         raise ObjectExistsError(name.name)
-    definition = constraints.table_definition(execution, name, columns)
-    columns = definition.columns
-    cluster_key = clustering.key_of(expression)
+    definitions: list[TableDefinition] = [
+        reader(execution, name, expression, elements or []) for reader in registry.TABLE_DEFINITIONS
+    ]
+    consumed = set().union(*(d.consumed for d in definitions))
 
     table_id = uuid.uuid4().hex
-    location = os.path.abspath(location_text) if external else execution.managed_location(table_id)
-    log = DeltaLog(location)
+    location = (
+        external_location(execution, location_text)
+        if external and location_text
+        else execution.managed_location(table_id)
+    )
+    log = execution.delta.table(location)
     adopted = external and log.exists()
-    folder_existed = os.path.exists(location)
-    operation = ("CREATE OR REPLACE TABLE" if replace else "CREATE TABLE") + (" AS SELECT" if query else "")
+    owns_folder = not adopted
     if adopted:
-        if columns or query:
+        if elements or query is not None:
             raise SqlCompilationError(
                 f"Location '{location_text}' already holds a Delta table; omit the columns to use it."
             )
-        open_log(location)
     else:
-        try:
-            _write_new_table(execution, log, name.name, columns, query, operation, settings)
-        except BaseException:
-            _discard(location, folder_existed=folder_existed)
-            raise
+        _prepare_folder(execution, location, location_text or location)
+        if query is not None:
+            if elements:
+                raise SqlCompilationError("CREATE TABLE AS SELECT takes its columns from the query.")
+            frame = execution.spark.sql(spark_sql(query, execution.tables))
+            _check_column_names(frame.columns)
+            view = f"lc_ctas_{execution.query_id.replace('-', '')}"
+            frame.createOrReplaceTempView(view)
+            try:
+                with execution.work.delta():
+                    statements.create_table_as(execution.spark, location, view, comment=settings.get("COMMENT"))
+            finally:
+                execution.spark.catalog.dropTempView(view)
+        elif elements:
+            schema_struct = struct_from_columns(elements, consumed)
+            _check_column_names(schema_struct.fieldNames())
+            with execution.work.delta():
+                statements.create_table(execution.spark, location, schema_struct, comment=settings.get("COMMENT"))
+        else:
+            raise SqlCompilationError("CREATE TABLE needs a column list, AS SELECT, or CLONE.")
 
     try:
         with catalog.transaction():
@@ -161,63 +176,41 @@ def _create_table(execution: Execution) -> DataFrame:
             entry = catalog.create_table(
                 schema,
                 name.name,
-                kind="EXTERNAL" if external else "MANAGED",
+                kind=TableKind.EXTERNAL if external else TableKind.MANAGED,
                 location=location,
                 now=execution.now(),
                 table_id=table_id,
+                owns_folder=owns_folder,
             )
             store_parameters(execution, entry.id, settings)
-            definition.store(catalog, entry)
-            clustering.store_key(catalog, entry, cluster_key)
-    except BaseException as error:
-        if not adopted:
-            _discard(location, folder_existed=folder_existed)
-        if isinstance(error, sqlite3.IntegrityError):
-            raise ObjectExistsError(name.name) from None
-        raise
+            for definition in definitions:
+                definition.store(catalog, entry)
+    except sqlite3.IntegrityError:
+        raise ObjectExistsError(name.name) from None
     return results.status(execution.spark, f"Table {name.name} successfully created.")
 
 
-def _write_new_table(
-    execution: Execution,
-    log: DeltaLog,
-    name: str,
-    columns: list[exp.Expression] | None,
-    query: exp.Expression | None,
-    operation: str,
-    settings: dict[str, str],
-) -> None:
-    from pyspark.sql.types import StructType
+def _prepare_folder(execution: Execution, location: str, label: str) -> None:
+    """Make sure a new table's folder is empty, and undo what the statement writes there if it fails.
 
-    adds = []
-    if query is not None:
-        frame = execution.spark.sql(spark_sql(query, execution.tables))
-        schema = StructType([f for f in frame.schema.fields])
-        if columns:
-            raise SqlCompilationError("CREATE TABLE AS SELECT takes its columns from the query.")
-        adds = write_data_files(with_new_row_ids(frame), log.location, now=execution.now())
-    elif columns:
-        schema = struct_from_columns(columns)
+    Raises:
+        InvalidLocationError: the folder holds files but no Delta table.
+    """
+    storage = execution.storage
+    if storage.is_file(location):
+        raise InvalidLocationError(f"Location '{label}' is a file, not a folder.")
+    if storage.has_entries(location):
+        raise InvalidLocationError(
+            f"Location '{label}' is not empty and holds no Delta table; a table needs an empty folder."
+        )
+    if storage.exists(location):
+        # The folder was there before: only what the statement puts into it is undone.
+        execution.work.compensate(
+            f"empty {location}",
+            lambda: [storage.delete(uri, recursive=True) for uri in storage.children(location)],
+        )
     else:
-        raise SqlCompilationError("CREATE TABLE needs a column list, AS SELECT, or CLONE.")
-    _check_column_names(schema.fieldNames())
-    rows = sum(f.num_records for f in adds)
-    log.create(
-        json.dumps(schema.jsonValue()),
-        name=name,
-        adds=adds,
-        info=execution.commit_info(
-            operation,
-            parameters={"description": settings.get("COMMENT", "")} if settings.get("COMMENT") else {},
-            metrics={
-                "numAddedFiles": len(adds),
-                "numRemovedFiles": 0,
-                "numAddedBytes": sum(f.size for f in adds),
-                "numRemovedBytes": 0,
-                "numOutputRows": rows,
-            },
-        ),
-    )
+        execution.work.created(location)
 
 
 def _check_column_names(names: list[str]) -> None:
@@ -225,27 +218,13 @@ def _check_column_names(names: list[str]) -> None:
     for column in names:
         if column.upper() in seen:
             raise SqlCompilationError(f"duplicate column name '{column}'")
-        # Spark resolves names case-insensitively, so any spelling would clash.
-        if column.upper() == ROW_ID.upper():
-            raise SqlCompilationError(f"column name '{column}' is reserved")
         seen.add(column.upper())
-
-
-def _discard(location: str, *, folder_existed: bool) -> None:
-    """Undo a table creation that did not complete.
-
-    A folder this statement made goes whole; in a folder that was already there
-    (an external location) only the Delta log goes, so the table never existed.
-    """
-    if folder_existed:
-        shutil.rmtree(os.path.join(location, "_delta_log"), ignore_errors=True)
-    else:
-        shutil.rmtree(location, ignore_errors=True)
 
 
 # DROP and UNDROP -----------------------------------------------------------------
 
 
+@registry.statement(exp.Drop)
 def drop(execution: Execution) -> DataFrame:
     expression = execution.expression
     kind = str(expression.args.get("kind") or "").upper()
@@ -255,11 +234,12 @@ def drop(execution: Execution) -> DataFrame:
     target = targets[0]
     catalog = execution.catalog
     if_exists = bool(expression.args.get("exists"))
+    entry: object | None
     with catalog.transaction():
         if kind == "TABLE":
-            name = execution.tables.name(target)
-            label = name.name
-            entry = catalog.table(name.database, name.schema, name.name)
+            qualified = execution.tables.name(target)
+            name, label = str(qualified), qualified.name
+            entry = catalog.table(qualified.database, qualified.schema, qualified.name)
             if entry is not None:
                 catalog.drop_table(entry, execution.now())
         elif kind == "SCHEMA":
@@ -274,18 +254,20 @@ def drop(execution: Execution) -> DataFrame:
             if entry is not None:
                 catalog.drop_database(entry, execution.now())
             name = label
-        elif kind == "SEQUENCE":
-            name, label, entry = sequences.drop_sequence(execution, target)
+        elif kind in registry.DROPPERS:
+            name, label, entry = registry.DROPPERS[kind](execution, target)
         else:
             raise UnsupportedStatementError(execution.sql)
-    purge_expired(catalog, execution.started_at)
+    for hook in registry.AFTER_DROP:
+        hook(execution)
     if entry is None:
         if if_exists:
             return results.status(execution.spark, f"Drop statement executed successfully ({label} already dropped).")
-        raise ObjectNotFoundError(str(name))
+        raise ObjectNotFoundError(name)
     return results.status(execution.spark, f"{label} successfully dropped.")
 
 
+@registry.statement(exp.Undrop)
 def undrop(execution: Execution) -> DataFrame:
     expression = execution.expression
     kind = str(expression.args.get("kind") or "").upper()
@@ -299,7 +281,7 @@ def undrop(execution: Execution) -> DataFrame:
             if catalog.table(name.database, name.schema, name.name) is not None:
                 raise ObjectExistsError(name.name)
             dropped = catalog.last_dropped_table(schema, name.name)
-            if dropped is None or not _within_window(execution, dropped, now):
+            if dropped is None or not _table_within_window(execution, dropped, now):
                 raise SqlCompilationError(f"Table {name.name} did not exist or was purged.")
             catalog.undrop_table(dropped)
             label = name.name
@@ -309,7 +291,8 @@ def undrop(execution: Execution) -> DataFrame:
             if catalog.schema(parent, label) is not None:
                 raise ObjectExistsError(label)
             dropped_schema = catalog.last_dropped_schema(database, label)
-            if dropped_schema is None or not _object_within_window(execution, dropped_schema.id, dropped_schema.dropped_at, now, database.id):
+            chain = [(ObjectKind.SCHEMA, dropped_schema.id), (ObjectKind.DATABASE, database.id)] if dropped_schema else []
+            if dropped_schema is None or not _within_window(execution, dropped_schema.dropped_at, chain, now):
                 raise SqlCompilationError(f"Schema {label} did not exist or was purged.")
             catalog.undrop_schema(dropped_schema)
         elif kind == "DATABASE":
@@ -317,7 +300,8 @@ def undrop(execution: Execution) -> DataFrame:
             if catalog.database(label) is not None:
                 raise ObjectExistsError(label)
             dropped_db = catalog.last_dropped_database(label)
-            if dropped_db is None or not _object_within_window(execution, dropped_db.id, dropped_db.dropped_at, now):
+            chain = [(ObjectKind.DATABASE, dropped_db.id)] if dropped_db else []
+            if dropped_db is None or not _within_window(execution, dropped_db.dropped_at, chain, now):
                 raise SqlCompilationError(f"Database {label} did not exist or was purged.")
             catalog.undrop_database(dropped_db)
         else:
@@ -325,29 +309,23 @@ def undrop(execution: Execution) -> DataFrame:
     return results.status(execution.spark, f"{kind.capitalize()} {label} successfully restored.")
 
 
-def _within_window(execution: Execution, table: TableEntry, now: dt.datetime) -> bool:
+def _table_within_window(execution: Execution, table: TableEntry, now: dt.datetime) -> bool:
     """A dropped table can come back while its retention period lasts."""
     assert table.dropped_at is not None
     return now <= table.dropped_at + execution.catalog.retention(table)
 
 
-def _object_within_window(
-    execution: Execution, object_id: str, dropped_at: dt.datetime | None, now: dt.datetime, *parents: str
+def _within_window(
+    execution: Execution, dropped_at: dt.datetime | None, chain: list[tuple[ObjectKind, str]], now: dt.datetime
 ) -> bool:
     assert dropped_at is not None
-    key = "DATA_RETENTION_TIME_IN_DAYS"
-    value = params.PARAMETERS[key].default
-    for owner in (object_id, *parents):
-        found = execution.catalog.parameters(owner).get(key)
-        if found is not None:
-            value = found
-            break
-    return now <= dropped_at + dt.timedelta(days=int(value))
+    return now <= dropped_at + execution.catalog.retention_of(chain)
 
 
 # USE, ALTER, parameters ----------------------------------------------------------------
 
 
+@registry.statement(exp.Use)
 def use(execution: Execution) -> DataFrame:
     expression = execution.expression
     kind = str(expression.args.get("kind") or "DATABASE").upper()
@@ -366,6 +344,7 @@ def use(execution: Execution) -> DataFrame:
     return results.status(execution.spark, "Statement executed successfully.")
 
 
+@registry.statement(exp.Alter)
 def alter(execution: Execution) -> DataFrame:
     """ALTER TABLE|SCHEMA|DATABASE x RENAME TO y; other ALTERs have statements of their own."""
     expression = execution.expression
@@ -411,51 +390,48 @@ def _rename_database(execution: Execution, old: exp.Table, new: exp.Table) -> No
         execution.session.database = new_name
 
 
-def set_parameters(execution: Execution) -> DataFrame:
-    expression = execution.expression
-    kind = str(expression.args["kind"]).upper()
-    object_id = _parameter_owner(execution, kind, expression.this)
-    if object_id is None:
-        return results.status(execution.spark, "Statement executed successfully.")
+def _parameter_settings(execution: Execution, kind: ObjectKind) -> dict[str, str]:
     settings = {}
-    for prop in expression.expressions:
+    for prop in execution.expression.expressions:
         parameter = params.lookup(prop.name, kind)
         settings[parameter.key] = parameter.normalize(value_of(prop.args["value"]))
-    with execution.catalog.transaction():
-        for key, value in settings.items():
-            execution.catalog.set_parameter(object_id, key, value)
+    return settings
+
+
+@registry.statement(lx.SetParameters)
+def set_parameters(execution: Execution) -> DataFrame:
+    kind = ObjectKind(str(execution.expression.args["kind"]).upper())
+    object_id = _parameter_owner(execution, kind, execution.expression.this)
+    if object_id is not None:
+        settings = _parameter_settings(execution, kind)
+        with execution.catalog.transaction():
+            for key, value in settings.items():
+                execution.catalog.set_parameter(object_id, key, value)
     return results.status(execution.spark, "Statement executed successfully.")
 
 
+@registry.statement(lx.UnsetParameters)
 def unset_parameters(execution: Execution) -> DataFrame:
-    expression = execution.expression
-    kind = str(expression.args["kind"]).upper()
-    object_id = _parameter_owner(execution, kind, expression.this)
-    if object_id is None:
-        return results.status(execution.spark, "Statement executed successfully.")
-    keys = [params.lookup(var.name, kind).key for var in expression.expressions]
-    with execution.catalog.transaction():
-        for key in keys:
-            execution.catalog.unset_parameter(object_id, key)
+    kind = ObjectKind(str(execution.expression.args["kind"]).upper())
+    object_id = _parameter_owner(execution, kind, execution.expression.this)
+    if object_id is not None:
+        keys = [params.lookup(var.name, kind).key for var in execution.expression.expressions]
+        with execution.catalog.transaction():
+            for key in keys:
+                execution.catalog.unset_parameter(object_id, key)
     return results.status(execution.spark, "Statement executed successfully.")
 
 
-def _parameter_owner(execution: Execution, kind: str, target: exp.Table) -> str | None:
+def _parameter_owner(execution: Execution, kind: ObjectKind, target: exp.Table) -> str | None:
     """The id of the object whose parameters change; None for a missing one under ALTER ... IF EXISTS."""
     try:
-        return _object_id(execution, kind, target)
+        if kind is ObjectKind.TABLE:
+            return execution.tables.entry(target).id
+        if kind is ObjectKind.SCHEMA:
+            database, name = schema_name(target, database=execution.session.database)
+            return require_schema(execution, database, name).id
+        return require_database(execution, database_name(target)).id
     except ObjectNotFoundError:
         if execution.expression.args.get("exists"):
             return None
         raise
-
-
-def _object_id(execution: Execution, kind: str, target: exp.Table) -> str:
-    if kind == params.TABLE:
-        return execution.tables.entry(target).id
-    if kind == params.SCHEMA:
-        database, name = schema_name(target, database=execution.session.database)
-        return require_schema(execution, database, name).id
-    if kind == params.DATABASE:
-        return require_database(execution, database_name(target)).id
-    raise UnsupportedStatementError(execution.sql)

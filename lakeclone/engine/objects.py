@@ -1,4 +1,4 @@
-"""Looking up the catalog objects a statement names, and reading CREATE options."""
+"""Looking up the catalog objects a statement names, reading CREATE options, and checking LOCATIONs."""
 
 from __future__ import annotations
 
@@ -7,11 +7,13 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from lakeclone.catalog import parameters as params
-from lakeclone.catalog.store import DatabaseEntry, SchemaEntry
-from lakeclone.errors import ObjectNotFoundError, SqlCompilationError
+from lakeclone.catalog.entries import DatabaseEntry, ObjectKind, SchemaEntry
+from lakeclone.errors import InvalidLocationError, ObjectNotFoundError, SqlCompilationError
+from lakeclone.storage import is_within
 
 if TYPE_CHECKING:
     from lakeclone.engine.executor import Execution
+
 
 def require_database(execution: Execution, name: str) -> DatabaseEntry:
     database = execution.catalog.database(name)
@@ -28,7 +30,11 @@ def require_schema(execution: Execution, database: str, name: str) -> SchemaEntr
     return schema
 
 
-def properties_of(expression: exp.Expression, level: str) -> dict[str, str]:
+# CREATE options that are not parameters, each read by the code that needs it.
+OPTION_NODES = (exp.ExternalProperty, exp.LocationProperty, exp.ClusterProperty, exp.TransientProperty)
+
+
+def properties_of(expression: exp.Expression, level: ObjectKind) -> dict[str, str]:
     """Parameters given in CREATE ... (``DATA_RETENTION_TIME_IN_DAYS = 1 COMMENT = 'x'``)."""
     properties = expression.args.get("properties")
     settings: dict[str, str] = {}
@@ -38,7 +44,9 @@ def properties_of(expression: exp.Expression, level: str) -> dict[str, str]:
         elif type(prop) is exp.Property:
             parameter = params.lookup(prop.name, level)
             settings[parameter.key] = parameter.normalize(value_of(prop.args["value"]))
-        elif not isinstance(prop, (exp.ExternalProperty, exp.LocationProperty, exp.ClusterProperty)):
+        elif isinstance(prop, exp.TransientProperty):
+            raise SqlCompilationError("TRANSIENT tables are not supported by lakeclone.")
+        elif not isinstance(prop, OPTION_NODES):
             raise SqlCompilationError(f"unsupported table option {prop.sql(dialect='snowflake')}")
     return settings
 
@@ -57,7 +65,9 @@ def location_of(expression: exp.Expression) -> str | None:
 
 
 def value_of(node: exp.Expression) -> str:
-    """The text of an option's value: a literal, a boolean, or a name."""
+    """The text of an option's value: a literal (possibly negative), a boolean, or a name."""
+    if isinstance(node, exp.Neg):
+        return "-" + value_of(node.this)
     if isinstance(node, exp.Literal):
         return str(node.this)
     text = node.name
@@ -72,3 +82,28 @@ def value_of(node: exp.Expression) -> str:
 def store_parameters(execution: Execution, object_id: str, settings: dict[str, str]) -> None:
     for key, value in settings.items():
         execution.catalog.set_parameter(object_id, key, value)
+
+
+def external_location(execution: Execution, text: str) -> str:
+    """A LOCATION, qualified, once it is known to be safe for a new table.
+
+    A table's folder may not be the warehouse or lie inside it, may not hold
+    the warehouse, and may not contain, or lie inside, any other table's
+    folder (a live, dropped or purged table's: a purged table's folder can
+    still hold files a clone reads).
+
+    Raises:
+        InvalidLocationError: the location is relative or overlaps what it may not.
+    """
+    location = execution.storage.qualify(text)
+    warehouse = execution.lake.location
+    if is_within(location, warehouse) or is_within(warehouse, location):
+        raise InvalidLocationError(
+            f"Location '{text}' overlaps the warehouse ({warehouse}): an external table must live outside it."
+        )
+    for table in execution.catalog.table_locations():
+        if is_within(location, table.location) or is_within(table.location, location):
+            raise InvalidLocationError(
+                f"Location '{text}' overlaps the folder of table {table.qualified} ({table.location})."
+            )
+    return location

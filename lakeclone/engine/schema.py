@@ -1,13 +1,12 @@
-"""Table schemas: column definitions to Spark types, and new row ids for written rows."""
+"""Table schemas: column definitions to Spark types, and rows cast to a table's columns."""
 
 from __future__ import annotations
 
-import secrets
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from lakeclone.delta.writer import ROW_ID
 from lakeclone.errors import SqlCompilationError
 
 if TYPE_CHECKING:
@@ -33,48 +32,42 @@ def spark_type(kind: exp.DataType) -> DataType:
     text = kind.sql(dialect="spark")
     try:
         return _parse_datatype_string(text)
-    except Exception:  # noqa: BLE001 - Spark raises several error types for a bad type string
+    except Exception:
         raise SqlCompilationError(f"Unsupported data type '{kind.sql(dialect='snowflake')}'.") from None
 
 
-def struct_from_columns(columns: list[exp.Expression]) -> StructType:
-    """The Spark schema of ``CREATE TABLE t (a INT NOT NULL, ...)``."""
+def struct_from_columns(elements: list[exp.Expression], consumed: Collection[int] = ()) -> StructType:
+    """The Spark schema of ``CREATE TABLE t (a INT NOT NULL COMMENT 'x', ...)``.
+
+    Args:
+        elements: the table's elements; those that are not columns must be in ``consumed``.
+        consumed: ``id()`` of the elements and column constraints a feature has
+            taken care of (defaults, keys). Any other is refused, never ignored.
+    """
     from pyspark.sql.types import StructField, StructType
 
     fields = []
-    for column in columns:
-        if not isinstance(column, exp.ColumnDef):
-            raise SqlCompilationError(f"unsupported table element {column.sql(dialect='snowflake')}")
-        kind = column.args.get("kind")
+    for element in elements:
+        if not isinstance(element, exp.ColumnDef):
+            if id(element) not in consumed:
+                raise SqlCompilationError(f"unsupported table element {element.sql(dialect='snowflake')}")
+            continue
+        kind = element.args.get("kind")
         if kind is None:
-            raise SqlCompilationError(f"column '{column.name}' needs a type")
-        constraints = column.args.get("constraints") or []
-        not_null = any(
-            isinstance(c.kind, exp.NotNullColumnConstraint) and not c.kind.args.get("allow_null")
-            for c in constraints
-        )
-        comment = next(
-            (c.kind.name for c in constraints if isinstance(c.kind, exp.CommentColumnConstraint)), None
-        )
+            raise SqlCompilationError(f"column '{element.name}' needs a type")
+        nullable, comment = True, None
+        for constraint in element.args.get("constraints") or []:
+            if isinstance(constraint.kind, exp.NotNullColumnConstraint) and not constraint.kind.args.get("allow_null"):
+                nullable = False
+            elif isinstance(constraint.kind, exp.CommentColumnConstraint):
+                comment = constraint.kind.name
+            elif id(constraint) not in consumed and id(constraint.kind) not in consumed:
+                raise SqlCompilationError(
+                    f"unsupported column constraint {constraint.sql(dialect='snowflake')} on '{element.name}'"
+                )
         metadata = {"comment": comment} if comment is not None else {}
-        fields.append(StructField(column.name, spark_type(kind), not not_null, metadata))
+        fields.append(StructField(element.name, spark_type(kind), nullable, metadata))
     return StructType(fields)
-
-
-def with_new_row_ids(frame: DataFrame) -> DataFrame:
-    """``frame`` with a fresh, table-unique id for every row.
-
-    Ids are a random 63-bit number for the write plus Spark's monotonically
-    increasing id within it, so writers never need to agree on a counter.
-    """
-    return frame.withColumn(ROW_ID, new_row_id())
-
-
-def new_row_id() -> Column:
-    from pyspark.sql import functions as F
-
-    write = secrets.randbits(63)
-    return F.struct(F.lit(write).alias("write"), F.monotonically_increasing_id().alias("row"))
 
 
 def conform(frame: DataFrame, schema: StructType, names: list[str] | None = None) -> DataFrame:
@@ -99,7 +92,7 @@ def conform(frame: DataFrame, schema: StructType, names: list[str] | None = None
         )
     # By position, as SQL's INSERT does: the query's own column names may repeat.
     positional = [f"_lakeclone_value_{index}" for index in range(len(resolved))]
-    source = dict(zip(resolved, positional))
+    source = dict(zip(resolved, positional, strict=True))
     columns = []
     for field in schema.fields:
         value = F.col(source[field.name]) if field.name in source else F.lit(None)

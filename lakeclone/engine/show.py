@@ -3,26 +3,37 @@
 from __future__ import annotations
 
 import datetime as dt
-
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
 from lakeclone.catalog import parameters as params
+from lakeclone.catalog.entries import ObjectKind
 from lakeclone.catalog.names import schema_name
-from lakeclone.delta.log import DeltaLog
-from lakeclone.engine import clustering, constraints, results, sequences
-from lakeclone.engine.tables import spark_schema
+from lakeclone.delta.log import sql_name
+from lakeclone.dialect import expressions as lx
+from lakeclone.engine import registry, results
+from lakeclone.engine.objects import require_database
 from lakeclone.errors import ObjectNotFoundError, SqlCompilationError, UnsupportedStatementError
+from lakeclone.timetravel import literal_int
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
+    from lakeclone.catalog.store import Catalog, SchemaEntry, TableEntry
     from lakeclone.engine.executor import Execution
 
+# What SHOW TABLES and DESCRIBE DETAIL say when no feature supplies an attribute.
+TABLE_ATTRIBUTE_DEFAULTS: Mapping[str, Any] = {
+    "cluster_by": "",
+    "automatic_clustering": "OFF",
+    "clusteringColumns": [],
+}
 
-def _like(pattern: exp.Expression | None) -> re.Pattern[str] | None:
+
+def like_pattern(pattern: exp.Expression | None) -> re.Pattern[str] | None:
     """SQL LIKE as a regular expression; Snowflake's SHOW ... LIKE ignores case."""
     if pattern is None:
         return None
@@ -31,24 +42,44 @@ def _like(pattern: exp.Expression | None) -> re.Pattern[str] | None:
     return re.compile(f"^{regex}$", re.IGNORECASE | re.DOTALL)
 
 
-def _matches(pattern: re.Pattern[str] | None, name: str) -> bool:
+def matches(pattern: re.Pattern[str] | None, name: str) -> bool:
     return pattern is None or bool(pattern.match(name))
 
 
+def scope_schemas(execution: Execution) -> list[SchemaEntry]:
+    """The schemas a SHOW's ``IN SCHEMA s`` / ``IN DATABASE d`` names; else the current database's."""
+    catalog = execution.catalog
+    expression = execution.expression
+    scope = expression.args.get("scope")
+    scope_kind = str(expression.args.get("scope_kind") or "").upper()
+    if isinstance(scope, exp.Table) and scope_kind == "DATABASE":
+        return catalog.schemas(require_database(execution, scope.name))
+    if isinstance(scope, exp.Table):
+        database, name = schema_name(scope, database=execution.session.database)
+        schema = catalog.schema(database, name)
+        if schema is None:
+            raise ObjectNotFoundError(f"{database}.{name}", "Schema")
+        return [schema]
+    current = catalog.database(execution.session.database or "")
+    return catalog.schemas(current) if current else []
+
+
+def table_attributes(catalog: Catalog, table_id: str) -> dict[str, Any]:
+    """What features say about a table (its clustering key, ...), over the engine's defaults."""
+    attributes = dict(TABLE_ATTRIBUTE_DEFAULTS)
+    for supplier in registry.TABLE_ATTRIBUTES:
+        attributes.update(supplier(catalog, table_id))
+    return attributes
+
+
+@registry.statement(exp.Show)
 def show(execution: Execution) -> DataFrame:
     expression = execution.expression
     what = expression.name.upper()
-    shows = {
-        "DATABASES": _databases,
-        "SCHEMAS": _schemas,
-        "TABLES": _tables,
-        "SEQUENCES": sequences.show_sequences,
-        "PRIMARY KEYS": constraints.show_primary_keys,
-        "IMPORTED KEYS": constraints.show_imported_keys,
-    }
+    shows = {"DATABASES": _databases, "SCHEMAS": _schemas, "TABLES": _tables, **registry.SHOWS}
     if what not in shows:
         raise UnsupportedStatementError(execution.sql)
-    return shows[what](execution, _like(expression.args.get("like")))
+    return shows[what](execution, like_pattern(expression.args.get("like")))
 
 
 def _databases(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
@@ -59,10 +90,10 @@ def _databases(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
             d.name,
             "Y" if d.name == execution.session.database else "N",
             catalog.parameters(d.id).get("COMMENT", ""),
-            int(catalog.parameters(d.id).get("DATA_RETENTION_TIME_IN_DAYS", params.PARAMETERS["DATA_RETENTION_TIME_IN_DAYS"].default)),
+            int(catalog.effective(params.RETENTION, [(ObjectKind.DATABASE, d.id)])[0]),
         )
         for d in catalog.databases()
-        if _matches(like, d.name)
+        if matches(like, d.name)
     ]
     return results.rows(
         execution.spark,
@@ -75,14 +106,11 @@ def _schemas(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
     catalog = execution.catalog
     scope = execution.expression.args.get("scope")
     database_name = scope.name if isinstance(scope, exp.Table) else execution.session.database
-    databases = [catalog.database(database_name)] if database_name else catalog.databases()
-    if databases == [None]:
-        raise ObjectNotFoundError(str(database_name), "Database")
+    databases = [require_database(execution, database_name)] if database_name else catalog.databases()
     data = []
     for database in databases:
-        assert database is not None
         for schema in catalog.schemas(database):
-            if _matches(like, schema.name):
+            if matches(like, schema.name):
                 is_current = (database.name, schema.name) == (execution.session.database, execution.session.schema)
                 data.append(
                     (schema.created_at, schema.name, database.name, "Y" if is_current else "N",
@@ -97,32 +125,16 @@ def _schemas(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
 
 def _tables(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
     catalog = execution.catalog
-    expression = execution.expression
-    scope = expression.args.get("scope")
-    scope_kind = str(expression.args.get("scope_kind") or "").upper()
-    if isinstance(scope, exp.Table) and scope_kind == "DATABASE":
-        database = catalog.database(scope.name)
-        if database is None:
-            raise ObjectNotFoundError(scope.name, "Database")
-        schemas = catalog.schemas(database)
-    elif isinstance(scope, exp.Table):
-        database_name, name = schema_name(scope, database=execution.session.database)
-        schema = catalog.schema(database_name, name)
-        if schema is None:
-            raise ObjectNotFoundError(f"{database_name}.{name}", "Schema")
-        schemas = [schema]
-    else:
-        database = catalog.database(execution.session.database or "")
-        schemas = catalog.schemas(database) if database else []
+    history = bool(execution.expression.args.get("history"))
     data = []
-    history = bool(expression.args.get("history"))
-    for schema in schemas:
+    for schema in scope_schemas(execution):
         for table in catalog.tables(schema, dropped=history):
-            if not _matches(like, table.name):
+            if not matches(like, table.name):
                 continue
-            snapshot = DeltaLog(table.location).snapshot()
+            log = execution.delta.table(table.location)
+            snapshot = log.snapshot()
             settings = catalog.parameters(table.id)
-            cluster_by, automatic_clustering = clustering.cluster_by(catalog, table.id)
+            attributes = table_attributes(catalog, table.id)
             data.append(
                 (
                     table.created_at,
@@ -131,11 +143,11 @@ def _tables(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
                     table.schema,
                     "TABLE",
                     settings.get("COMMENT", ""),
-                    cluster_by,
-                    snapshot.num_records,
+                    attributes["cluster_by"],
+                    _row_count(execution, table, snapshot.version),
                     snapshot.size,
                     int(execution.tables.retention_days(table)),
-                    automatic_clustering,
+                    attributes["automatic_clustering"],
                     "ON" if settings.get("CHANGE_TRACKING") == "true" else "OFF",
                     "Y" if not table.managed else "N",
                     table.location,
@@ -152,43 +164,45 @@ def _tables(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
     )
 
 
+def _row_count(execution: Execution, table: TableEntry, version: int) -> int:
+    # Delta answers COUNT(*) from its log (file stats and deletion vectors) without reading data.
+    (row,) = execution.spark.sql(f"SELECT COUNT(*) FROM {sql_name(table.location)} VERSION AS OF {version}").collect()
+    return int(row[0])
+
+
+@registry.statement(lx.ShowParameters)
 def parameters(execution: Execution) -> DataFrame:
     """SHOW PARAMETERS [LIKE ...] IN TABLE|SCHEMA|DATABASE x: each with its value and where it was set."""
     expression = execution.expression
-    kind = str(expression.args.get("kind") or "").upper()
+    kind_text = str(expression.args.get("kind") or "").upper()
     target = expression.this
     catalog = execution.catalog
-    if kind == params.TABLE:
+    if kind_text == "TABLE":
         table = execution.tables.entry(target)
-        schema = catalog.schema(table.database, table.schema)
-        database = catalog.database(table.database)
-        chain = [(params.TABLE, table.id), (params.SCHEMA, schema.id if schema else ""), (params.DATABASE, database.id if database else "")]
-    elif kind == params.SCHEMA:
+        chain = catalog.parameter_chain(table)
+    elif kind_text == "SCHEMA":
         database_name, name = schema_name(target, database=execution.session.database)
         schema = catalog.schema(database_name, name)
         if schema is None:
             raise ObjectNotFoundError(f"{database_name}.{name}", "Schema")
-        chain = [(params.SCHEMA, schema.id), (params.DATABASE, schema.database_id)]
-    elif kind == params.DATABASE:
+        chain = [(ObjectKind.SCHEMA, schema.id), (ObjectKind.DATABASE, schema.database_id)]
+    elif kind_text == "DATABASE":
         database = catalog.database(target.name)
         if database is None:
             raise ObjectNotFoundError(target.name, "Database")
-        chain = [(params.DATABASE, database.id)]
+        chain = [(ObjectKind.DATABASE, database.id)]
     else:
         raise SqlCompilationError("SHOW PARAMETERS needs IN TABLE, IN SCHEMA or IN DATABASE.")
-    like = _like(expression.args.get("like"))
-    settings = [(level, catalog.parameters(object_id)) for level, object_id in chain]
+    kind = ObjectKind(kind_text)
+    like = like_pattern(expression.args.get("like"))
     data = []
     for parameter in params.PARAMETERS.values():
-        if kind not in parameter.levels or not _matches(like, parameter.key):
+        if kind not in parameter.levels or not matches(like, parameter.key):
             continue
-        value, level = parameter.default, ""
-        candidates = settings if parameter.inherited else settings[:1]
-        for candidate_level, values in candidates:
-            if parameter.key in values:
-                value, level = values[parameter.key], candidate_level
-                break
-        data.append((parameter.key, value, parameter.default, level, parameter.description, parameter.type))
+        value, level = catalog.effective(parameter.key, chain)
+        data.append(
+            (parameter.key, value, parameter.default, level.value if level else "", parameter.description, parameter.type)
+        )
     return results.rows(
         execution.spark,
         "key STRING, value STRING, default STRING, level STRING, description STRING, type STRING",
@@ -196,28 +210,33 @@ def parameters(execution: Execution) -> DataFrame:
     )
 
 
+@registry.statement(exp.Describe)
 def describe_table(execution: Execution) -> DataFrame:
     expression = execution.expression
     kind = str(expression.args.get("kind") or "TABLE").upper()
     if kind != "TABLE":
         raise UnsupportedStatementError(execution.sql)
     entry = execution.tables.entry(expression.this)
-    schema = spark_schema(DeltaLog(entry.location).snapshot())
-    defaults = sequences.defaults_by_column(execution.catalog, entry.id)
-    primary, unique = constraints.key_columns(execution.catalog, entry.id)
-    data = [
-        (
-            f.name,
-            f.dataType.simpleString().upper(),
-            "COLUMN",
-            "Y" if f.nullable else "N",
-            sequences.describe_default(execution.catalog, defaults.get(f.name.upper())),
-            "Y" if f.name.upper() in primary else "N",
-            "Y" if f.name.upper() in unique else "N",
-            f.metadata.get("comment"),
+    schema = execution.delta.table(entry.location).snapshot().schema
+    attributes: dict[str, dict[str, str | None]] = {}
+    for supplier in registry.COLUMN_ATTRIBUTES:
+        for column, values in supplier(execution.catalog, entry.id).items():
+            attributes.setdefault(column, {}).update(values)
+    data = []
+    for field in schema.fields:
+        extra = attributes.get(field.name.upper(), {})
+        data.append(
+            (
+                field.name,
+                field.dataType.simpleString().upper(),
+                "COLUMN",
+                "Y" if field.nullable else "N",
+                extra.get("default"),
+                extra.get("primary key", "N"),
+                extra.get("unique key", "N"),
+                field.metadata.get("comment"),
+            )
         )
-        for f in schema.fields
-    ]
     return results.rows(
         execution.spark,
         "name STRING, type STRING, kind STRING, `null?` STRING, default STRING, "
@@ -226,14 +245,15 @@ def describe_table(execution: Execution) -> DataFrame:
     )
 
 
+@registry.statement(lx.DescribeHistory)
 def history(execution: Execution) -> DataFrame:
-    """DESCRIBE HISTORY t: Delta's columns, newest first, plus the lakeclone query id."""
+    """DESCRIBE HISTORY t: Delta's columns, newest first, with the Lake clock's commit times and lakeclone's query id."""
     expression = execution.expression
     entry = execution.tables.entry(expression.this)
-    commits = list(reversed(DeltaLog(entry.location).history()))
+    commits = list(reversed(execution.tables.history(entry)))
     limit = expression.args.get("limit")
     if limit is not None:
-        commits = commits[: int(limit.name)]
+        commits = commits[: max(literal_int(limit, "LIMIT"), 0)]
     data = [
         (
             c.version,
@@ -244,6 +264,7 @@ def history(execution: Execution) -> DataFrame:
             c.read_version,
             c.is_blind_append,
             dict(c.metrics),
+            c.user_metadata,
             c.engine_info,
             c.query_id,
         )
@@ -253,38 +274,36 @@ def history(execution: Execution) -> DataFrame:
         execution.spark,
         "version BIGINT, timestamp TIMESTAMP, userName STRING, operation STRING, "
         "operationParameters MAP<STRING, STRING>, readVersion BIGINT, isBlindAppend BOOLEAN, "
-        "operationMetrics MAP<STRING, STRING>, engineInfo STRING, queryId STRING",
+        "operationMetrics MAP<STRING, STRING>, userMetadata STRING, engineInfo STRING, queryId STRING",
         data,
     )
 
 
+@registry.statement(lx.DescribeDetail)
 def detail(execution: Execution) -> DataFrame:
     """DESCRIBE DETAIL t: Delta's one-row summary of the current version."""
     entry = execution.tables.entry(execution.expression.this)
-    log = DeltaLog(entry.location)
+    log = execution.delta.table(entry.location)
     snapshot = log.snapshot()
-    metadata = snapshot.table.metadata()
-    protocol = snapshot.table.protocol()
     last = log.history()[-1]
-    features = sorted(set(protocol.reader_features or []) | set(protocol.writer_features or []))
     data = [
         (
             "delta",
-            metadata.id,
+            snapshot.table_id,
             entry.qualified,
-            execution.catalog.parameters(entry.id).get("COMMENT") or metadata.description,
-            log.uri,
+            execution.catalog.parameters(entry.id).get("COMMENT") or snapshot.description,
+            entry.location,
             _utc(entry.created_at),
             _utc(last.timestamp),
-            list(metadata.partition_columns),
-            clustering.clustering_columns(execution.catalog, entry.id),
-            len(snapshot.files),
+            list(snapshot.partition_columns),
+            list(table_attributes(execution.catalog, entry.id)["clusteringColumns"]),
+            snapshot.num_files,
             snapshot.size,
-            dict(metadata.configuration),
-            protocol.min_reader_version,
-            protocol.min_writer_version,
-            features,
-            entry.kind,
+            dict(snapshot.configuration),
+            snapshot.min_reader_version,
+            snapshot.min_writer_version,
+            list(snapshot.features),
+            entry.kind.value,
         )
     ]
     return results.rows(
@@ -301,5 +320,3 @@ def detail(execution: Execution) -> DataFrame:
 def _utc(moment: dt.datetime) -> dt.datetime:
     """An aware datetime: PySpark would read a naive one in the Python process's local zone."""
     return moment.astimezone(dt.timezone.utc)
-
-

@@ -1,55 +1,46 @@
-"""Finding tables by name, reading them at a version, and exposing them to Spark SQL as views."""
+"""Finding tables by name and pinning the version each reference of a statement reads."""
 
 from __future__ import annotations
 
 import datetime as dt
-import json
-import os
-import uuid
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
+from lakeclone import timetravel
 from lakeclone.catalog.names import QualifiedName, table_name
-from lakeclone.delta.log import DeltaLog, Snapshot
-from lakeclone.delta.writer import ROW_ID, row_id_type
-from lakeclone.engine import timetravel
-from lakeclone.errors import DataNotAvailableError, ObjectNotFoundError, SqlCompilationError
+from lakeclone.catalog.parameters import RETENTION
+from lakeclone.errors import DataNotAvailableError, ObjectNotFoundError, SqlCompilationError, StatementNotFoundError
+from lakeclone.timetravel import Point, PointKind, StatementMark
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.types import StructType
+    from pyspark.sql import SparkSession
 
     from lakeclone.catalog.store import Catalog, TableEntry
+    from lakeclone.delta.commits import Commit
+    from lakeclone.delta.log import Delta, TableLog
     from lakeclone.engine.context import SessionContext
-
-FILE_COLUMN = "_lakeclone_file"
-
-
-def spark_schema(snapshot: Snapshot) -> StructType:
-    from pyspark.sql.types import StructType
-
-    return StructType.fromJson(json.loads(snapshot.schema_json))
 
 
 class Tables:
-    """Table lookups and reads for one session."""
+    """Table lookups and time travel for one statement.
+
+    Every reference to the same table without a time-travel point reads the
+    same version: the one current when the statement first looked.
+    """
 
     def __init__(
-        self,
-        catalog: Catalog,
-        session: SessionContext,
-        spark: SparkSession,
-        *,
-        now: dt.datetime,
-        views: set[str],
+        self, catalog: Catalog, session: SessionContext, delta: Delta, *, now: dt.datetime
     ) -> None:
         self.catalog = catalog
         self.session = session
-        self.spark = spark
+        self.delta = delta
         self.now = now
-        self._views = views
-        self._scratch: list[str] = []
+        self._current: dict[str, int] = {}
+
+    @property
+    def spark(self) -> SparkSession:
+        return self.delta.spark
 
     def name(self, table: exp.Table) -> QualifiedName:
         return table_name(table, database=self.session.database, schema=self.session.schema)
@@ -62,106 +53,98 @@ class Tables:
             raise ObjectNotFoundError(str(name))
         return entry
 
+    def log(self, entry: TableEntry) -> TableLog:
+        return self.delta.table(entry.location)
+
+    def history(self, entry: TableEntry) -> list[Commit]:
+        return self.log(entry).history()
+
     def retention_days(self, entry: TableEntry) -> int:
-        return int(self.catalog.parameter(entry, "DATA_RETENTION_TIME_IN_DAYS")[0])
+        return int(self.catalog.parameter(entry, RETENTION)[0])
 
-    def snapshot(self, entry: TableEntry, point: timetravel.Point | None = None) -> Snapshot:
-        """The table now, or at a time-travel point."""
-        log = DeltaLog(entry.location)
+    def horizon(self, entry: TableEntry) -> dt.datetime:
+        """The oldest moment ``entry``'s retention lets time travel reach."""
+        return self.now - self.catalog.retention(entry)
+
+    def current_version(self, entry: TableEntry) -> int:
+        """The version this statement reads when no point is given."""
+        if entry.id not in self._current:
+            self._current[entry.id] = self.log(entry).version()
+        return self._current[entry.id]
+
+    def version(self, entry: TableEntry, point: Point | None = None) -> int:
+        """The version a reference reads: now, or at a time-travel point.
+
+        Raises:
+            TimeTravelError: the point is outside the table's retention or before it existed.
+            DataNotAvailableError: a VACUUM with a shorter retention removed the version's files.
+        """
         if point is None:
-            return log.snapshot()
-        version = self.version_at(entry, log, point)
-        snapshot = log.snapshot(version)
-        if any(not os.path.exists(f.local_path) for f in snapshot.files):
-            raise DataNotAvailableError()
-        return snapshot
-
-    def version_at(self, entry: TableEntry, log: DeltaLog, point: timetravel.Point) -> int:
-        history = log.history()
-        horizon = self.now - dt.timedelta(days=self.retention_days(entry))
+            return self.current_version(entry)
+        history = self.history(entry)
+        horizon = self.horizon(entry)
         name = entry.name
-        if point.kind == timetravel.VERSION:
-            version = timetravel.literal_int(point.value, "VERSION")
-            return timetravel.check_version(
-                history, version - 1 if point.before else version, name=name, horizon=horizon
-            )
-        moment = self.moment_of(point)
-        return timetravel.version_at(history, moment, before=point.before, name=name, horizon=horizon)
+        if point.kind is PointKind.VERSION:
+            number = timetravel.literal_int(point.value, "VERSION")
+            version = timetravel.check_version(history, number - 1 if point.before else number, name=name, horizon=horizon)
+        elif point.kind is PointKind.STATEMENT:
+            mark = self.statement_mark(point.value)
+            version = timetravel.version_at_statement(history, mark, before=point.before, name=name, horizon=horizon)
+        else:
+            moment = self.moment_of(point)
+            version = timetravel.version_at(history, moment, before=point.before, name=name, horizon=horizon)
+        self.check_available(entry, history, version)
+        return version
 
-    def moment_of(self, point: timetravel.Point) -> dt.datetime:
+    def check_available(self, entry: TableEntry, history: list[Commit], version: int) -> None:
+        """Raise DataNotAvailableError when a VACUUM removed files ``version`` reads."""
+        vacuumed = self.catalog.vacuumed_before(entry)
+        if vacuumed is not None and not timetravel.readable(history, version, vacuumed):
+            raise DataNotAvailableError()
+
+    def statement_mark(self, value: exp.Expression) -> StatementMark:
+        query_id = value.name
+        query = self.catalog.query(query_id)
+        if query is None:
+            raise StatementNotFoundError(query_id)
+        return StatementMark(query.id, query.started_tick, query.finished_tick, query.started_at, query.finished_at)
+
+    def moment_of(self, point: Point) -> dt.datetime:
         """The moment a TIMESTAMP, OFFSET or STATEMENT point stands for."""
-        if point.kind == timetravel.OFFSET:
+        if point.kind is PointKind.OFFSET:
             seconds = timetravel.literal_int(point.value, "OFFSET")
-            return self.now + dt.timedelta(seconds=seconds)
-        if point.kind == timetravel.STATEMENT:
-            query_id = point.value.name
-            query = self.catalog.query(query_id)
-            return timetravel.statement_moment(
-                (query.started_at, query.finished_at) if query else None, query_id, before=point.before
-            )
-        if point.kind == timetravel.TIMESTAMP:
+            try:
+                return self.now + dt.timedelta(seconds=seconds)
+            except OverflowError:
+                raise SqlCompilationError(f"OFFSET is out of range: {seconds}") from None
+        if point.kind is PointKind.STATEMENT:
+            mark = self.statement_mark(point.value)
+            if point.before or mark.finished_at is None:
+                return mark.started_at
+            return mark.finished_at
+        if point.kind is PointKind.TIMESTAMP:
             return self.evaluate_timestamp(point.value)
-        raise SqlCompilationError(f"invalid time travel point {point.kind}")
+        raise SqlCompilationError(f"invalid time travel point {point.kind.value}")
 
     def evaluate_timestamp(self, value: exp.Expression) -> dt.datetime:
         """Evaluate a timestamp expression with Spark; a naive result is UTC."""
         sql = exp.Cast(this=value.copy(), to=exp.DataType.build("TIMESTAMP")).sql(dialect="spark")
-        moment = self.spark.sql(f"SELECT {sql} AS ts").collect()[0][0]
+        try:
+            moment: dt.datetime | None = self.spark.sql(f"SELECT {sql} AS ts").collect()[0][0]
+        except (ValueError, OverflowError):
+            # PySpark cannot hold years outside 1..9999 in a datetime.
+            raise SqlCompilationError(f"TIMESTAMP is out of range: {value.sql(dialect='snowflake')}") from None
         if moment is None:
             raise SqlCompilationError("TIMESTAMP must not be NULL")
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=dt.timezone.utc)
         return moment
 
-    def frame(self, snapshot: Snapshot, *, row_id: bool = False, file: bool = False) -> DataFrame:
-        """The rows of a snapshot; optionally with their row id and the file holding them."""
-        from pyspark.sql import functions as F
-        from pyspark.sql.types import StringType, StructField, StructType
-
-        schema = spark_schema(snapshot)
-        stored = StructType([*schema.fields, StructField(ROW_ID, row_id_type(), True)])
-        columns = [F.col(f"`{f.name}`") for f in schema.fields]
-        if row_id:
-            columns.append(F.col(ROW_ID))
-        if not snapshot.files:
-            empty = StructType([*stored.fields, StructField(FILE_COLUMN, StringType(), True)])
-            frame = self.spark.createDataFrame([], empty)
-        else:
-            frame = self.spark.read.schema(stored).parquet(*[f.local_path for f in snapshot.files])
-            if file:
-                # Only when asked: the _metadata struct makes Spark build it for every row.
-                frame = frame.withColumn(FILE_COLUMN, F.col("_metadata.file_path"))
-        if file:
-            columns.append(F.col(FILE_COLUMN))
-        return frame.select(*columns)
-
-    def scratch_view(self, frame: DataFrame) -> str:
-        """Register a view that lives only as long as the statement; see :meth:`drop_scratch_views`."""
-        name = f"lc_scratch_{uuid.uuid4().hex}"
-        frame.createOrReplaceTempView(name)
-        self._scratch.append(name)
-        return name
-
-    def drop_scratch_views(self) -> None:
-        for name in self._scratch:
-            self.spark.catalog.dropTempView(name)
-        self._scratch.clear()
-
-    def forget_views(self, entry: TableEntry) -> None:
-        """Drop a table's cached views: VACUUM may have removed files old ones read."""
-        for name in [v for v in self._views if v.startswith(f"lc_{entry.id}_")]:
-            self.spark.catalog.dropTempView(name)
-            self._views.discard(name)
-
-    def view(self, entry: TableEntry, snapshot: Snapshot, *, row_id: bool = False, file: bool = False) -> str:
-        """Register a snapshot as a Spark temp view and return its name.
-
-        A table id and version always name the same files, so the view can be
-        reused for as long as the session lives.
-        """
-        suffix = ("_r" if row_id else "") + ("_f" if file else "")
-        name = f"lc_{entry.id}_v{snapshot.version}{suffix}"
-        if name not in self._views:
-            self.frame(snapshot, row_id=row_id, file=file).createOrReplaceTempView(name)
-            self._views.add(name)
-        return name
+    def reference(self, entry: TableEntry, version: int, alias: exp.Expression | None = None) -> exp.Table:
+        """A table reference Spark resolves to ``entry`` at ``version``: ``delta.`<location>` VERSION AS OF n``."""
+        return exp.Table(
+            this=exp.to_identifier(entry.location, quoted=True),
+            db=exp.to_identifier("delta"),
+            version=exp.Version(this="VERSION", kind="AS OF", expression=exp.Literal.number(version)),
+            alias=alias,
+        )

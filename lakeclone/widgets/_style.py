@@ -156,9 +156,9 @@ def format_bytes(n: int | None) -> str:
         return "–"
     if abs(n) < 1024:
         return f"{n} B"
-    size = float(n)
-    for unit in ("KiB", "MiB", "GiB", "TiB"):
-        size /= 1024
+    size, unit = float(n), "B"
+    for larger in ("KiB", "MiB", "GiB", "TiB"):
+        size, unit = size / 1024, larger
         if abs(size) < 1024:
             break
     return f"{size:.1f} {unit}" if abs(size) < 100 else f"{size:.0f} {unit}"
@@ -195,7 +195,7 @@ def format_age(age: dt.timedelta) -> str:
     seconds = int(age.total_seconds())
     if seconds < 0:
         return "in the future"
-    parts = []
+    parts: list[str] = []
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
         amount, seconds = divmod(seconds, size)
         if amount or parts:
@@ -330,18 +330,16 @@ ERROR_COLOUR = KIND_COLOURS["delete"]
 """Text colour of errors shown inside a widget."""
 
 
-def vacuum_reason_category(reason: str) -> str:
-    """Group a VACUUM reason (``current``, ``retention``, ``clone DB.S.T@3``, ``delete``) for colouring.
+def vacuum_reason_category(kind: str) -> str:
+    """Group a VACUUM reason's kind (``current``, ``retention``, ``clone``, ``delete``, ...) for colouring.
 
-    A keep reason added later (see ``lakeclone.clones.vacuum.KEEP_REASONS``) is ``other``.
+    A keep reason added later (see ``lakeclone.vacuum.plan.KEEP_REASONS``) is ``other``.
 
     Example:
-        >>> vacuum_reason_category("clone LAKE.PUBLIC.C@3"), vacuum_reason_category("delete")
-        ('clone', 'delete')
+        >>> vacuum_reason_category("clone"), vacuum_reason_category("not the table's")
+        ('clone', 'other')
     """
-    if reason.startswith("clone "):
-        return "clone"
-    return reason if reason in VACUUM_REASON_COLOURS else "other"
+    return kind if kind in VACUUM_REASON_COLOURS else "other"
 
 
 def format_files(n: int) -> str:

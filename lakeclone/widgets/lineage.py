@@ -153,7 +153,7 @@ class LineageData:
             table=table_name or nodes[graph.root].name,
             root_id=graph.root,
             nodes=ordered,
-            edges=edges,  # type: ignore[arg-type]
+            edges=edges,
             generations=generations,
             now=now.astimezone(dt.timezone.utc),
         )

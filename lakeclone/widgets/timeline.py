@@ -199,7 +199,7 @@ class TimelineData:
             _EPOCH + dt.timedelta(microseconds=later["commit_micros"]) for later in ordered[1:]
         ] + [None]
         versions = []
-        for row, successor in zip(ordered, replaced_at):
+        for row, successor in zip(ordered, replaced_at, strict=True):
             timestamp = _EPOCH + dt.timedelta(microseconds=row["commit_micros"])
             metrics = dict(row["operationMetrics"] or {})
             versions.append(
@@ -209,11 +209,10 @@ class TimelineData:
                     operation=row["operation"],
                     user_name=row["userName"],
                     rows=_int_or_none(metrics.get("numOutputRows")),
-                    # Delta's own metadata-only commits omit the file metrics: they touched no files.
-                    files_added=_int_or_none(metrics.get("numAddedFiles")) or 0,
-                    files_removed=_int_or_none(metrics.get("numRemovedFiles")) or 0,
-                    bytes_added=_int_or_none(metrics.get("numAddedBytes")) or 0,
-                    bytes_removed=_int_or_none(metrics.get("numRemovedBytes")) or 0,
+                    files_added=_first_metric(metrics, FILES_ADDED),
+                    files_removed=_first_metric(metrics, FILES_REMOVED),
+                    bytes_added=_first_metric(metrics, BYTES_ADDED),
+                    bytes_removed=_first_metric(metrics, BYTES_REMOVED),
                     query_id=row["queryId"],
                     within_retention=successor is None or successor >= horizon,
                     parameters=dict(row["operationParameters"] or {}),
@@ -250,6 +249,24 @@ class TimelineData:
 
 def _int_or_none(text: str | None) -> int | None:
     return None if text is None else int(text)
+
+
+# Each Delta operation names its file metrics its own way: WRITE and CTAS
+# (numFiles, numOutputBytes), UPDATE/DELETE/OPTIMIZE (numAddedFiles...), MERGE
+# (numTargetFilesAdded...), CLONE (sourceNumOfFiles: the files the clone's
+# first version reads). Metadata-only commits have none: they touched no files.
+FILES_ADDED = ("numAddedFiles", "numTargetFilesAdded", "numFiles", "sourceNumOfFiles")
+FILES_REMOVED = ("numRemovedFiles", "numTargetFilesRemoved")
+BYTES_ADDED = ("numAddedBytes", "numTargetBytesAdded", "numOutputBytes", "sourceTableSize")
+BYTES_REMOVED = ("numRemovedBytes", "numTargetBytesRemoved", "removedFilesSize")
+
+
+def _first_metric(metrics: dict[str, str], names: tuple[str, ...]) -> int:
+    """The first of ``names`` the commit's metrics hold, as an int; 0 when none."""
+    for name in names:
+        if name in metrics:
+            return int(metrics[name])
+    return 0
 
 
 def plot_timeline(data: TimelineData, ax: Axes | None = None, *, spacing: Spacing = "even") -> Figure:
@@ -384,7 +401,7 @@ def _draw_versions(ax: Axes, data: TimelineData, layout: _XLayout) -> list[int]:
         ("files-removed", _style.FILES_REMOVED_COLOUR, [-v.files_removed for v in versions]),
     ):
         bars = ax.bar(xs, heights, layout.bar_width, color=colour, zorder=2)
-        for bar, entry in zip(bars, versions):
+        for bar, entry in zip(bars, versions, strict=True):
             bar.set_gid(gid)
             bar.set_alpha(_faded(entry))
     ax.scatter(
@@ -622,7 +639,7 @@ class VersionTimeline(ipywidgets.VBox):
     @property
     def selected_version(self) -> int:
         """The version whose details are shown; set it to pick another."""
-        return self.version_picker.value
+        return int(self.version_picker.value)
 
     @selected_version.setter
     def selected_version(self, version: int) -> None:

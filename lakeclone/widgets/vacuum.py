@@ -3,7 +3,7 @@
 Three layers, as in :mod:`lakeclone.widgets.timeline`:
 
 * :meth:`Lake.vacuum_plan <lakeclone.Lake.vacuum_plan>` makes the
-  :class:`~lakeclone.clones.vacuum.VacuumPlan` (a dry run: nothing is deleted),
+  :class:`~lakeclone.vacuum.plan.VacuumPlan` (a dry run: nothing is deleted),
   and :func:`reason_groups` groups its files by reason.
 * :func:`plot_vacuum` and :func:`vacuum_html` render a plan as a bar chart of
   bytes per reason and as HTML tables.
@@ -22,7 +22,6 @@ import base64
 import dataclasses
 import datetime as dt
 import html
-import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -31,8 +30,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator
 
-from lakeclone.clones.vacuum import DELETE, FileDecision, VacuumPlan
 from lakeclone.errors import LakecloneError
+from lakeclone.vacuum.plan import FileDecision, Reason, VacuumPlan
 from lakeclone.widgets import _style
 from lakeclone.widgets.timeline import RETENTION_PARAMETER
 
@@ -54,22 +53,22 @@ class ReasonGroup:
     """The files of a plan that share one reason.
 
     Attributes:
-        reason: the plan's reason, e.g. ``current`` or ``clone LAKE.PUBLIC.C@3``.
+        reason: the plan's reason; ``str()`` of it reads e.g. ``current`` or ``clone LAKE.PUBLIC.C@3``.
         files: the decisions with that reason, by path.
     """
 
-    reason: str
+    reason: Reason
     files: tuple[FileDecision, ...]
 
     @property
     def category(self) -> str:
         """``current``, ``retention``, ``clone``, ``other`` (a keep reason) or ``delete``."""
-        return _style.vacuum_reason_category(self.reason)
+        return _style.vacuum_reason_category(self.reason.kind.value)
 
     @property
     def delete(self) -> bool:
         """Whether VACUUM deletes these files."""
-        return self.reason == DELETE
+        return self.reason.delete
 
     @property
     def bytes(self) -> int:
@@ -85,23 +84,19 @@ def reason_groups(plan: VacuumPlan) -> list[ReasonGroup]:
     """The plan's files grouped by reason: kept ones first (current, retention, clones), deleted ones last.
 
     Example:
-        >>> [g.reason for g in reason_groups(lake.vacuum_plan("t"))]          # doctest: +SKIP
+        >>> [str(g.reason) for g in reason_groups(lake.vacuum_plan("t"))]          # doctest: +SKIP
         ['current', 'clone LAKE.PUBLIC.C@1', 'delete']
     """
-    by_reason: dict[str, list[FileDecision]] = {}
+    by_reason: dict[Reason, list[FileDecision]] = {}
     for decision in plan.decisions:
         by_reason.setdefault(decision.reason, []).append(decision)
     groups = [ReasonGroup(reason, tuple(sorted(files, key=lambda d: d.path))) for reason, files in by_reason.items()]
-    return sorted(groups, key=lambda g: (_CATEGORY_ORDER.index(g.category), g.reason))
+    return sorted(groups, key=lambda g: (_CATEGORY_ORDER.index(g.category), str(g.reason)))
 
 
 def _delete_summary(plan: VacuumPlan) -> tuple[int, int]:
     doomed = plan.to_delete
     return len(doomed), sum(d.size for d in doomed)
-
-
-def _relative(plan: VacuumPlan, path: str) -> str:
-    return os.path.relpath(path, plan.location)
 
 
 # plot_vacuum ------------------------------------------------------------------------
@@ -147,7 +142,7 @@ def plot_vacuum(plan: VacuumPlan, ax: Axes | None = None, *, retain_hours: float
         zorder=2,
     )
     largest = max(sizes, default=0) or 1
-    for bar, group in zip(bars, groups):
+    for bar, group in zip(bars, groups, strict=True):
         bar.set_gid("reason-bar")
         if group.delete:
             bar.set_hatch("//")
@@ -161,7 +156,7 @@ def plot_vacuum(plan: VacuumPlan, ax: Axes | None = None, *, retain_hours: float
             fontsize=8,
             gid="reason-label",
         )
-    ax.set_yticks(ys, labels=[g.reason for g in groups])
+    ax.set_yticks(ys, labels=[str(g.reason) for g in groups])
     ax.tick_params(axis="y", labelsize=8)
     # Room on the right for the labels of the longest bar.
     ax.set_xlim(0, largest * 1.35)
@@ -252,7 +247,7 @@ def vacuum_totals_html(plan: VacuumPlan) -> str:
     for group in reason_groups(plan):
         rows.append(
             [
-                _style.colour_swatch(_style.VACUUM_REASON_COLOURS[group.category]) + html.escape(group.reason),
+                _style.colour_swatch(_style.VACUUM_REASON_COLOURS[group.category]) + html.escape(str(group.reason)),
                 "DELETE" if group.delete else "KEEP",
                 _style.format_count(len(group.files)),
                 _style.format_bytes(group.bytes),
@@ -267,7 +262,7 @@ def vacuum_totals_html(plan: VacuumPlan) -> str:
 
 def files_html(plan: VacuumPlan, group: ReasonGroup) -> str:
     """One reason's files: path relative to the table's folder, and size."""
-    rows = [[f"<code>{html.escape(_relative(plan, d.path))}</code>", _style.format_bytes(d.size)] for d in group.files]
+    rows = [[f"<code>{html.escape(d.relative)}</code>", _style.format_bytes(d.size)] for d in group.files]
     return _style.html_table(["file", "size"], rows, numeric_columns=[1])
 
 
@@ -298,7 +293,7 @@ class VacuumExplorer(ipywidgets.VBox):
             the table's ``DATA_RETENTION_TIME_IN_DAYS``.
 
     Attributes:
-        plan: the :class:`~lakeclone.clones.vacuum.VacuumPlan` on show, or None
+        plan: the :class:`~lakeclone.vacuum.plan.VacuumPlan` on show, or None
             while there is none (planning failed).
         header: the header line (``ipywidgets.HTML``).
         hours_input: the retention in hours (``BoundedIntText``).
@@ -383,7 +378,7 @@ class VacuumExplorer(ipywidgets.VBox):
     @property
     def retain_hours(self) -> int:
         """The retention in the field; set it to re-plan."""
-        return self.hours_input.value
+        return int(self.hours_input.value)
 
     @retain_hours.setter
     def retain_hours(self, hours: int) -> None:

@@ -1,14 +1,13 @@
-"""Column defaults and informational constraints of CREATE TABLE, and what SHOW and clones do with them.
+"""Informational constraints of CREATE TABLE, and what SHOW, DESCRIBE and clones do with them.
 
 As in Snowflake, PRIMARY KEY, UNIQUE and FOREIGN KEY constraints are
 recorded but not enforced. They live in the catalog by table id; a foreign
 key names its referenced table by id too, so renaming either table keeps the
 link. A foreign key whose referenced table is no longer live is not shown.
 
-Clones copy a table's defaults, constraints and clustering key. References
-follow Snowflake's rule: a sequence or referenced table cloned by the same
-statement is replaced by its clone; anything outside what was cloned stays
-the original.
+Clones copy a table's constraints. References follow Snowflake's rule: a
+referenced table cloned by the same statement is replaced by its clone; a
+table outside what was cloned stays the original.
 """
 
 from __future__ import annotations
@@ -16,28 +15,25 @@ from __future__ import annotations
 import dataclasses
 import re
 import uuid
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
+from lakeclone.catalog.entries import ConstraintEntry, ConstraintKind, TableEntry
 from lakeclone.catalog.names import QualifiedName
-from lakeclone.catalog.store import ColumnDefault, ConstraintEntry, TableEntry
-from lakeclone.delta.log import DeltaLog
-from lakeclone.engine import results, sequences
-from lakeclone.engine.tables import spark_schema
+from lakeclone.engine import registry, results
+from lakeclone.engine.show import scope_schemas
 from lakeclone.errors import ObjectNotFoundError, SqlCompilationError
 
 if TYPE_CHECKING:
-    import datetime as dt
-
     from pyspark.sql import DataFrame
 
     from lakeclone.catalog.store import Catalog
     from lakeclone.engine.executor import Execution
+    from lakeclone.engine.registry import CloneEvent
 
-PRIMARY_KEY, UNIQUE, FOREIGN_KEY = "PRIMARY KEY", "UNIQUE", "FOREIGN KEY"
+PRIMARY_KEY, UNIQUE, FOREIGN_KEY = ConstraintKind.PRIMARY_KEY, ConstraintKind.UNIQUE, ConstraintKind.FOREIGN_KEY
 
 PRIMARY_KEYS_SCHEMA = (
     "created_on TIMESTAMP, database_name STRING, schema_name STRING, table_name STRING, "
@@ -56,24 +52,21 @@ class _Pending:
     """A constraint read from CREATE TABLE, its referenced table resolved (None: the table itself)."""
 
     name: str
-    kind: str
+    kind: ConstraintKind
     columns: tuple[str, ...]
     ref_table: TableEntry | None = None
     ref_columns: tuple[str, ...] = ()
 
 
 @dataclass
-class TableDefinition:
-    """What CREATE TABLE's element list says beyond the columns' names and types."""
+class Constraints:
+    """The constraints a CREATE TABLE declares, stored once the table exists."""
 
-    columns: list[exp.Expression] | None
-    defaults: list[ColumnDefault] = field(default_factory=list)
     constraints: list[_Pending] = field(default_factory=list)
+    consumed: set[int] = field(default_factory=set)
 
     def store(self, catalog: Catalog, entry: TableEntry) -> None:
-        """Record the defaults and constraints of the just-created ``entry`` (inside its transaction)."""
-        for default in self.defaults:
-            catalog.set_column_default(entry.id, default)
+        """Record the constraints of the just-created ``entry`` (inside its transaction)."""
         for pending in self.constraints:
             ref_id = None
             if pending.kind == FOREIGN_KEY:
@@ -86,43 +79,42 @@ class TableDefinition:
             )
 
 
-def table_definition(
-    execution: Execution, name: QualifiedName, elements: list[exp.Expression] | None
-) -> TableDefinition:
-    """Split CREATE TABLE's elements into column definitions, defaults and constraints.
+def read_constraints(
+    execution: Execution, name: QualifiedName, create: exp.Create, elements: list[exp.Expression]
+) -> Constraints:
+    """The PRIMARY KEY, UNIQUE and FOREIGN KEY constraints of CREATE TABLE's columns and elements.
 
     Raises:
-        SqlCompilationError: a constraint names an unknown column, a referenced table
-            or key does not exist, or a default is not a constant or a sequence's NEXTVAL.
+        SqlCompilationError: a constraint names an unknown column, or a referenced
+            table or key does not exist.
     """
+    definition = Constraints()
     if not elements:
-        return TableDefinition(elements)
+        return definition
     columns: list[exp.Expression] = [e for e in elements if isinstance(e, exp.ColumnDef)]
     upper = {c.name.upper(): c.name for c in columns}
-    definition = TableDefinition(columns)
     raw: list[tuple[str | None, exp.Expression, list[str]]] = []  # (name, node, column names)
     for column in columns:
         for constraint in column.args.get("constraints") or []:
             kind = constraint.args.get("kind")
             label = constraint.name or None
-            if isinstance(kind, exp.DefaultColumnConstraint):
-                definition.defaults.append(sequences.default_of(execution, column.name, kind.this))
-            elif isinstance(kind, (exp.PrimaryKeyColumnConstraint, exp.UniqueColumnConstraint, exp.Reference)):
+            if isinstance(kind, (exp.PrimaryKeyColumnConstraint, exp.UniqueColumnConstraint, exp.Reference)):
                 raw.append((label, kind, [column.name]))
-    for element in elements:
-        if isinstance(element, exp.ColumnDef):
+                definition.consumed.add(id(constraint))
+    for original in elements:
+        if isinstance(original, exp.ColumnDef):
             continue
-        label = None
+        label, element = None, original
         if isinstance(element, exp.Constraint) and len(element.expressions) == 1:
             label, element = element.name, element.expressions[0]
         if isinstance(element, (exp.PrimaryKey, exp.ForeignKey)):
             raw.append((label, element, [_column_name(e) for e in element.expressions]))
+            definition.consumed.add(id(original))
         elif isinstance(element, exp.UniqueColumnConstraint) and isinstance(element.this, exp.Schema):
             raw.append((label, element, [_column_name(e) for e in element.this.expressions]))
-        else:
-            raise SqlCompilationError(f"unsupported table element {element.sql(dialect='snowflake')}")
+            definition.consumed.add(id(original))
 
-    own_keys: list[tuple[str, tuple[str, ...]]] = []
+    own_keys: list[tuple[ConstraintKind, tuple[str, ...]]] = []
     foreign: list[tuple[str | None, exp.Expression, tuple[str, ...]]] = []
     for label, node, names in raw:
         resolved = []
@@ -169,7 +161,7 @@ def _foreign_key(
     label: str | None,
     keys: tuple[str, ...],
     reference: exp.Reference,
-    own_keys: list[tuple[str, tuple[str, ...]]],
+    own_keys: list[tuple[ConstraintKind, tuple[str, ...]]],
     own_columns: list[str],
 ) -> _Pending:
     target = reference.this
@@ -185,7 +177,7 @@ def _foreign_key(
         if ref_entry is None:
             raise ObjectNotFoundError(str(ref_name))
         ref_keys = [(c.kind, c.columns) for c in execution.catalog.constraints(ref_entry.id) if c.kind != FOREIGN_KEY]
-        ref_columns = spark_schema(DeltaLog(ref_entry.location).snapshot()).fieldNames()
+        ref_columns = execution.delta.table(ref_entry.location).snapshot().schema.fieldNames()
     if not ref_names:
         primary = [columns for kind, columns in ref_keys if kind == PRIMARY_KEY]
         if not primary:
@@ -210,16 +202,15 @@ def _foreign_key(
 # DESCRIBE and SHOW ---------------------------------------------------------------------
 
 
-def key_columns(catalog: Catalog, table_id: str) -> tuple[set[str], set[str]]:
-    """The upper-cased columns in a table's primary key, and those in a unique key."""
-    primary: set[str] = set()
-    unique: set[str] = set()
+def key_columns(catalog: Catalog, table_id: str) -> dict[str, dict[str, str | None]]:
+    """DESCRIBE TABLE's ``primary key`` and ``unique key`` columns: Y for the columns in such a key."""
+    described: dict[str, dict[str, str | None]] = {}
     for constraint in catalog.constraints(table_id):
-        if constraint.kind == PRIMARY_KEY:
-            primary.update(c.upper() for c in constraint.columns)
-        elif constraint.kind == UNIQUE:
-            unique.update(c.upper() for c in constraint.columns)
-    return primary, unique
+        attribute = {PRIMARY_KEY: "primary key", UNIQUE: "unique key"}.get(constraint.kind)
+        if attribute is not None:
+            for column in constraint.columns:
+                described.setdefault(column.upper(), {})[attribute] = "Y"
+    return described
 
 
 def _scope_tables(execution: Execution, like: re.Pattern[str] | None) -> list[TableEntry]:
@@ -228,7 +219,7 @@ def _scope_tables(execution: Execution, like: re.Pattern[str] | None) -> list[Ta
     scope_kind = str(expression.args.get("scope_kind") or "").upper()
     if isinstance(scope, exp.Table) and scope_kind in ("TABLE", ""):
         return [execution.tables.entry(scope)]
-    found = [t for s in sequences.scope_schemas(execution) for t in execution.catalog.tables(s)]
+    found = [t for s in scope_schemas(execution) for t in execution.catalog.tables(s)]
     return [t for t in found if like is None or like.match(t.name)]
 
 
@@ -274,7 +265,7 @@ def show_imported_keys(execution: Execution, like: re.Pattern[str] | None) -> Da
                 None,
             )
             for position, (fk_column, pk_column) in enumerate(
-                zip(constraint.columns, constraint.ref_columns), start=1
+                zip(constraint.columns, constraint.ref_columns, strict=True), start=1
             ):
                 data.append(
                     (
@@ -291,30 +282,11 @@ def show_imported_keys(execution: Execution, like: re.Pattern[str] | None) -> Da
 # Clones --------------------------------------------------------------------------------
 
 
-def copy_definitions(
-    catalog: Catalog,
-    pairs: Sequence[tuple[str, str]],
-    *,
-    now: dt.datetime,
-    sequence_map: Mapping[str, str] | None = None,
-) -> None:
-    """Give each clone in ``pairs`` (source table id, clone table id) its source's definitions.
-
-    Defaults, constraints and the clustering key are copied. A sequence in
-    ``sequence_map`` or a referenced table among ``pairs`` is replaced by its
-    clone; other references stay those of the source. Automatic clustering is
-    suspended on every clone until ``ALTER TABLE ... RESUME RECLUSTER``.
-    Runs inside the clone's catalog transaction.
-    """
-    tables = dict(pairs)
-    sequence_map = sequence_map or {}
-    for source_id, clone_id in pairs:
-        for default in catalog.column_defaults(source_id):
-            if default.sequence_id is not None:
-                default = dataclasses.replace(
-                    default, sequence_id=sequence_map.get(default.sequence_id, default.sequence_id)
-                )
-            catalog.set_column_default(clone_id, default)
+def clone_constraints(event: CloneEvent) -> None:
+    """Give each clone its source's constraints; a foreign key to a table cloned along points at the clone."""
+    catalog = event.catalog
+    tables = dict(event.tables)
+    for source_id, clone_id in event.tables:
         for constraint in catalog.constraints(source_id):
             ref = constraint.ref_table_id
             catalog.add_constraint(
@@ -322,9 +294,13 @@ def copy_definitions(
                     constraint,
                     table_id=clone_id,
                     ref_table_id=tables.get(ref, ref) if ref else None,
-                    created_at=now,
+                    created_at=event.now,
                 )
             )
-        clustering = catalog.clustering(source_id)
-        if clustering is not None:
-            catalog.set_clustering(clone_id, clustering.keys, automatic=False)
+
+
+registry.TABLE_DEFINITIONS.append(read_constraints)
+registry.COLUMN_ATTRIBUTES.append(key_columns)
+registry.CLONE_HOOKS.append(clone_constraints)
+registry.SHOWS["PRIMARY KEYS"] = show_primary_keys
+registry.SHOWS["IMPORTED KEYS"] = show_imported_keys

@@ -1,0 +1,156 @@
+"""The catalog's rows, as the rest of lakeclone sees them."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from enum import Enum
+
+
+class TableKind(str, Enum):
+    """Whether lakeclone owns a table's files (MANAGED) or only its catalog entry (EXTERNAL)."""
+
+    MANAGED = "MANAGED"
+    EXTERNAL = "EXTERNAL"
+
+
+class CloneKind(str, Enum):
+    """How a clone got its files: by reference to its source's (SHALLOW) or by copying them (DEEP)."""
+
+    SHALLOW = "SHALLOW"
+    DEEP = "DEEP"
+
+
+class ObjectKind(str, Enum):
+    """The kinds of object a parameter can be set on, innermost last."""
+
+    DATABASE = "DATABASE"
+    SCHEMA = "SCHEMA"
+    TABLE = "TABLE"
+
+
+@dataclass(frozen=True)
+class DatabaseEntry:
+    id: str
+    name: str
+    created_at: dt.datetime
+    dropped_at: dt.datetime | None
+
+
+@dataclass(frozen=True)
+class SchemaEntry:
+    id: str
+    database_id: str
+    database: str
+    name: str
+    created_at: dt.datetime
+    dropped_at: dt.datetime | None
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.database}.{self.name}"
+
+
+@dataclass(frozen=True)
+class TableEntry:
+    """A table's catalog row. ``id`` is its identity: RENAME keeps it, CREATE makes a new one.
+
+    Attributes:
+        location: the table's folder, a qualified URI.
+        owns_folder: lakeclone created the folder, so every file in it is the table's.
+        source_id, source_version, clone_kind: the clone's lineage, if it is one.
+        purged_at: set once a dropped table's window has passed and its files are gone.
+    """
+
+    id: str
+    schema_id: str
+    database: str
+    schema: str
+    name: str
+    kind: TableKind
+    location: str
+    created_at: dt.datetime
+    dropped_at: dt.datetime | None
+    source_id: str | None = None
+    source_version: int | None = None
+    clone_kind: CloneKind | None = None
+    purged_at: dt.datetime | None = None
+    owns_folder: bool = True
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.database}.{self.schema}.{self.name}"
+
+    @property
+    def managed(self) -> bool:
+        return self.kind is TableKind.MANAGED
+
+
+@dataclass(frozen=True)
+class QueryEntry:
+    """A statement lakeclone ran, with the warehouse ticks it started and finished at."""
+
+    id: str
+    started_tick: int
+    finished_tick: int | None
+    started_at: dt.datetime
+    finished_at: dt.datetime | None
+    text: str
+
+
+@dataclass(frozen=True)
+class SequenceEntry:
+    """A sequence's catalog row; ``next_value`` is the next value it hands out."""
+
+    id: str
+    schema_id: str
+    database: str
+    schema: str
+    name: str
+    next_value: int
+    increment: int
+    comment: str
+    created_at: dt.datetime
+    dropped_at: dt.datetime | None
+    source_id: str | None = None
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.database}.{self.schema}.{self.name}"
+
+
+@dataclass(frozen=True)
+class ColumnDefault:
+    """A column's default: a sequence's NEXTVAL (by id) or a constant lsql expression."""
+
+    column: str
+    sequence_id: str | None = None
+    expression: str | None = None
+
+
+class ConstraintKind(str, Enum):
+    PRIMARY_KEY = "PRIMARY KEY"
+    UNIQUE = "UNIQUE"
+    FOREIGN_KEY = "FOREIGN KEY"
+
+
+@dataclass(frozen=True)
+class ConstraintEntry:
+    """An informational PRIMARY KEY, UNIQUE or FOREIGN KEY constraint of a table."""
+
+    table_id: str
+    name: str
+    kind: ConstraintKind
+    columns: tuple[str, ...]
+    created_at: dt.datetime
+    ref_table_id: str | None = None
+    ref_columns: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ClusteringEntry:
+    """A table's clustering key (lsql expressions) and whether automatic clustering is on."""
+
+    table_id: str
+    keys: tuple[str, ...]
+    automatic: bool

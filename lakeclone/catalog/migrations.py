@@ -1,0 +1,166 @@
+"""The catalog's schema, as numbered migrations; ``PRAGMA user_version`` records how far a file has come.
+
+A migration runs once per catalog file, inside the transaction that opens it,
+so two processes opening an old warehouse at once migrate it exactly once.
+Add a migration to the end of :data:`MIGRATIONS`; never change one that has shipped.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+from lakeclone.errors import LakecloneError
+
+
+class CatalogVersionError(LakecloneError):
+    """The catalog was written by a newer lakeclone."""
+
+# The schema of every catalog written before migrations were numbered. Its
+# statements are IF NOT EXISTS so that such a catalog (user_version 0) passes
+# through it unchanged.
+INITIAL = """
+CREATE TABLE IF NOT EXISTS databases (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    dropped_at TEXT
+);
+CREATE UNIQUE INDEX IF NOT EXISTS databases_live_name ON databases(name) WHERE dropped_at IS NULL;
+
+CREATE TABLE IF NOT EXISTS schemas (
+    id TEXT PRIMARY KEY,
+    database_id TEXT NOT NULL REFERENCES databases(id),
+    name TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    dropped_at TEXT
+);
+CREATE UNIQUE INDEX IF NOT EXISTS schemas_live_name
+    ON schemas(database_id, name) WHERE dropped_at IS NULL;
+
+CREATE TABLE IF NOT EXISTS tables (
+    id TEXT PRIMARY KEY,
+    schema_id TEXT NOT NULL REFERENCES schemas(id),
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('MANAGED', 'EXTERNAL')),
+    location TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    dropped_at TEXT,
+    source_id TEXT REFERENCES tables(id),
+    source_version INTEGER,
+    clone_kind TEXT CHECK (clone_kind IN ('SHALLOW', 'DEEP')),
+    purged_at TEXT
+);
+CREATE INDEX IF NOT EXISTS tables_source ON tables(source_id);
+CREATE UNIQUE INDEX IF NOT EXISTS tables_live_name
+    ON tables(schema_id, name) WHERE dropped_at IS NULL;
+
+CREATE TABLE IF NOT EXISTS parameters (
+    object_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (object_id, key)
+);
+
+CREATE TABLE IF NOT EXISTS queries (
+    id TEXT PRIMARY KEY,
+    started_at TEXT NOT NULL,
+    finished_at TEXT,
+    text TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS sequences (
+    id TEXT PRIMARY KEY,
+    schema_id TEXT NOT NULL REFERENCES schemas(id),
+    name TEXT NOT NULL,
+    next_value INTEGER NOT NULL,
+    increment INTEGER NOT NULL CHECK (increment <> 0),
+    comment TEXT NOT NULL DEFAULT '',
+    created_at TEXT NOT NULL,
+    dropped_at TEXT,
+    source_id TEXT REFERENCES sequences(id)
+);
+CREATE UNIQUE INDEX IF NOT EXISTS sequences_live_name
+    ON sequences(schema_id, name) WHERE dropped_at IS NULL;
+
+CREATE TABLE IF NOT EXISTS column_defaults (
+    table_id TEXT NOT NULL REFERENCES tables(id),
+    column_name TEXT NOT NULL,
+    sequence_id TEXT REFERENCES sequences(id),
+    expression TEXT,
+    CHECK ((sequence_id IS NULL) <> (expression IS NULL)),
+    PRIMARY KEY (table_id, column_name)
+);
+
+CREATE TABLE IF NOT EXISTS table_constraints (
+    table_id TEXT NOT NULL REFERENCES tables(id),
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('PRIMARY KEY', 'UNIQUE', 'FOREIGN KEY')),
+    columns TEXT NOT NULL,
+    ref_table_id TEXT REFERENCES tables(id),
+    ref_columns TEXT,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (table_id, name)
+);
+CREATE INDEX IF NOT EXISTS table_constraints_ref ON table_constraints(ref_table_id);
+
+CREATE TABLE IF NOT EXISTS clustering (
+    table_id TEXT PRIMARY KEY REFERENCES tables(id),
+    keys TEXT NOT NULL,
+    automatic INTEGER NOT NULL CHECK (automatic IN (0, 1))
+);
+"""
+
+# Tables on delta-spark:
+# - a table's location is a URI (file:/abs/path for a local folder);
+# - whether lakeclone made the table's folder (VACUUM deletes files no version
+#   ever referenced only from folders it made);
+# - the oldest moment a VACUUM of the table kept files for: versions before it
+#   may have lost files, whatever the table's retention says;
+# - ticks: one counter for the whole warehouse, taken by every statement as it
+#   starts and finishes and by every commit, which orders them exactly however
+#   coarse or fine the clock is (time travel by statement relies on it).
+DELTA_SPARK = """
+UPDATE tables SET location = 'file:' || location WHERE location LIKE '/%';
+ALTER TABLE tables ADD COLUMN owns_folder INTEGER NOT NULL DEFAULT 0 CHECK (owns_folder IN (0, 1));
+UPDATE tables SET owns_folder = 1 WHERE kind = 'MANAGED';
+ALTER TABLE tables ADD COLUMN vacuumed_before TEXT;
+CREATE TABLE ticks (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL);
+INSERT INTO ticks (id, value) SELECT 1, COALESCE(MAX(rowid), 0) FROM queries;
+ALTER TABLE queries ADD COLUMN started_tick INTEGER;
+ALTER TABLE queries ADD COLUMN finished_tick INTEGER;
+UPDATE queries SET started_tick = rowid;
+"""
+
+Migration = Callable[[sqlite3.Connection], None]
+
+
+def _script(sql: str) -> Migration:
+    def run(db: sqlite3.Connection) -> None:
+        for statement in sql.split(";"):
+            if statement.strip():
+                db.execute(statement)
+
+    return run
+
+
+MIGRATIONS: tuple[Migration, ...] = (_script(INITIAL), _script(DELTA_SPARK))
+"""Migration ``n`` (1-based) brings a catalog from user_version ``n - 1`` to ``n``."""
+
+
+def migrate(db: sqlite3.Connection) -> int:
+    """Apply the migrations a catalog lacks, inside the caller's transaction; returns its new version.
+
+    Raises:
+        CatalogVersionError: the catalog is newer than this lakeclone.
+    """
+    current = int(db.execute("PRAGMA user_version").fetchone()[0])
+    if current > len(MIGRATIONS):
+        raise CatalogVersionError(
+            f"The catalog is at schema version {current}, newer than this lakeclone's "
+            f"{len(MIGRATIONS)}: upgrade lakeclone to open this warehouse."
+        )
+    for number, migration in enumerate(MIGRATIONS[current:], start=current + 1):
+        migration(db)
+        db.execute(f"PRAGMA user_version = {number}")
+    return len(MIGRATIONS)

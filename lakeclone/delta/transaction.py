@@ -1,0 +1,101 @@
+"""Commits no public delta-spark API can express, made through Delta's own transaction in the JVM.
+
+A DEEP CLONE copies a snapshot's files into the clone's folder and then must
+commit add actions naming those copies; a refreshed deep clone also removes
+the files its source no longer has. Neither is a SQL, DataFrame or DeltaTable
+operation, so this module builds the actions with Delta's own ``Action.fromJson``
+and commits them with ``OptimisticTransaction.commit``: Delta checks them,
+writes the log, assigns fresh row ids and detects conflicting writers. Nothing
+else in lakeclone commits this way.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from lakeclone.delta.log import Delta, encode_uuid, sql_name
+
+# What a copy must not carry over: Delta assigns a clone's rows fresh row ids,
+# as its own CLONE does.
+_NOT_COPIED = ("baseRowId", "defaultRowCommitVersion")
+
+
+@dataclass(frozen=True)
+class CopiedFile:
+    """An add action of the source, and the path its copy has in the target (relative to the target's folder).
+
+    Attributes:
+        add: the source's add action (as Delta's JSON form of it).
+        path: the copy's path relative to the target, not URI-encoded.
+        deletion_vector: the descriptor of the copied deletion vector (Delta's
+            JSON form), or None when the file has none.
+    """
+
+    add: Mapping[str, Any]
+    path: str
+    deletion_vector: Mapping[str, Any] | None = None
+
+    def action(self) -> dict[str, Any]:
+        add = {k: v for k, v in self.add.items() if k not in _NOT_COPIED}
+        # Delta keeps relative paths in its log URI-encoded.
+        add["path"] = quote(self.path, safe="/")
+        add["dataChange"] = True
+        if self.deletion_vector is not None:
+            add["deletionVector"] = dict(self.deletion_vector)
+        else:
+            add.pop("deletionVector", None)
+        return {"add": add}
+
+
+def relative_deletion_vector(descriptor: Mapping[str, Any], file_name: str) -> dict[str, Any]:
+    """The descriptor of a deletion vector copied to ``file_name`` (``deletion_vector_<uuid>.bin``) at the target's root."""
+    identifier = uuid.UUID(file_name.removeprefix("deletion_vector_").removesuffix(".bin"))
+    moved = dict(descriptor)
+    moved["storageType"] = "u"
+    moved["pathOrInlineDv"] = encode_uuid(identifier)
+    return moved
+
+
+def commit_clone(
+    delta: Delta,
+    target: str,
+    *,
+    source: str,
+    source_version: int,
+    files: Sequence[CopiedFile],
+    metadata: Mapping[str, Any] | None = None,
+    removes: Sequence[Mapping[str, Any]] = (),
+) -> int:
+    """Commit a deep clone's files to ``target`` as one ``CLONE`` version.
+
+    Args:
+        target: the clone's folder.
+        source, source_version: what was cloned, as DESCRIBE HISTORY shows it.
+        files: the copies to add.
+        metadata: the source's ``metaData`` action when the clone is a new table
+            (a new table id is given here); None to add to an existing clone.
+        removes: add actions of the target's current files to remove (a refresh).
+
+    Returns:
+        The version committed.
+
+    Raises:
+        Py4JJavaError: Delta refused the commit, for one because another writer changed the target.
+    """
+    jvm = delta.jvm
+    actions = []
+    if metadata is not None:
+        new_table = dict(metadata)
+        new_table["id"] = str(uuid.uuid4())
+        actions.append(jvm.action(json.dumps({"metaData": new_table})))
+    for add in removes:
+        actions.append(jvm.action(json.dumps({"add": dict(add)})).remove())
+    actions.extend(jvm.action(json.dumps(f.action())) for f in files)
+    transaction = jvm.delta_log(target).startTransaction()
+    operation = jvm.operations().Clone(sql_name(source), source_version)
+    return int(transaction.commit(jvm.seq(actions), operation))

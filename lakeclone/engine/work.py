@@ -1,0 +1,77 @@
+"""One statement's unit of work: its Delta commits, its catalog changes, and what undoes them if it fails.
+
+A statement first checks what it can, then commits to Delta (each commit
+carrying the statement's query id, a tick and the Lake clock's time), then
+records the result in the catalog in one SQLite transaction. A Delta commit is
+atomic on its own; what a failed statement leaves behind before its catalog
+transaction commits (a new table's folder, a clone's log) is undone by the
+compensations it registered, in reverse order, and only what the statement
+itself created is ever removed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING
+
+from lakeclone.delta.commits import CommitMetadata, committing, microseconds
+
+if TYPE_CHECKING:
+    from lakeclone.engine.executor import Execution
+
+LOG = logging.getLogger(__name__)
+
+
+class UnitOfWork:
+    """The commits and compensations of one statement."""
+
+    def __init__(self, execution: Execution) -> None:
+        self._execution = execution
+        self._compensations: list[tuple[str, Callable[[], object]]] = []
+        self.commits = 0
+
+    @contextlib.contextmanager
+    def delta(
+        self, *, parameters: Mapping[str, object] | None = None, metrics: Mapping[str, object] | None = None
+    ) -> Iterator[None]:
+        """Delta commits made inside the block carry this statement's metadata.
+
+        Args:
+            parameters: operation parameters to show in DESCRIBE HISTORY beside Delta's own.
+            metrics: operation metrics to show beside Delta's own.
+        """
+        execution = self._execution
+        metadata = CommitMetadata(
+            query_id=execution.query_id,
+            tick=execution.catalog.tick(),
+            clock_us=microseconds(execution.now()),
+            parameters={k: str(v) for k, v in (parameters or {}).items()},
+            metrics={k: str(v) for k, v in (metrics or {}).items()},
+        )
+        with committing(execution.spark, metadata):
+            yield
+        self.commits += 1
+
+    def created(self, location: str) -> None:
+        """A folder this statement made: removed, with everything in it, if the statement fails."""
+        storage = self._execution.storage
+        self.compensate(f"remove {location}", lambda: storage.delete(location, recursive=True))
+
+    def compensate(self, what: str, undo: Callable[[], object]) -> None:
+        """Register ``undo`` to run if the statement fails."""
+        self._compensations.append((what, undo))
+
+    def rollback(self) -> None:
+        """Undo what the failed statement left behind, newest first; one failing undo does not stop the rest."""
+        while self._compensations:
+            what, undo = self._compensations.pop()
+            try:
+                undo()
+            except Exception as error:
+                LOG.warning("could not %s after a failed statement: %s", what, str(error).splitlines()[0])
+
+    def done(self) -> None:
+        """The statement succeeded: nothing is to be undone."""
+        self._compensations.clear()

@@ -1,0 +1,22 @@
+"""The features lakeclone runs, each a package that registers itself with the engine on import.
+
+The engine never imports a feature; a Lake loads them all through :func:`load`.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+FEATURES = (
+    "lakeclone.sequences",
+    "lakeclone.constraints",
+    "lakeclone.clustering",
+    "lakeclone.clones",
+    "lakeclone.vacuum",
+)
+
+
+def load() -> None:
+    """Import every feature once, so that it registers its statements and hooks."""
+    for name in FEATURES:
+        importlib.import_module(name)

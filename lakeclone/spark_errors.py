@@ -1,0 +1,186 @@
+"""Turning Spark, Delta and Py4J failures into LakecloneErrors of one line, in Snowflake's or Delta's words."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import warnings
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from lakeclone.errors import ConcurrentWriteError, ExecutionError, LakecloneError, SqlCompilationError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+_UNRESOLVED = re.compile(r"UNRESOLVED_(COLUMN|FIELD|MAP_KEY)")
+
+_CONDITION_PREFIX = re.compile(r"\[([A-Z][A-Z0-9_.]*)\]")
+
+# Delta's conflict conditions: another writer committed something this statement depended on.
+_CONFLICTS = re.compile(r"DELTA_(CONCURRENT_\w+|METADATA_CHANGED|PROTOCOL_CHANGED)")
+_CONFLICT_CLASSES = re.compile(r"\.(Concurrent\w+Exception|MetadataChangedException|ProtocolChangedException)$")
+
+DUPLICATE_MERGE_MATCH = "Duplicate row detected during DML action"
+
+# Conditions whose message Snowflake words differently.
+_SNOWFLAKE_WORDING: dict[str, Callable[[dict[str, str]], LakecloneError]] = {
+    "DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE": lambda _: ExecutionError(DUPLICATE_MERGE_MATCH),
+    "DELTA_NOT_NULL_CONSTRAINT_VIOLATED": lambda p: ExecutionError(
+        f"NULL result in a non-nullable column '{p.get('columnName', '').replace('`', '')}'"
+    ),
+    "UNRESOLVED_ROUTINE": lambda p: SqlCompilationError(
+        f"Unknown function {p.get('routineName', '').replace('`', '').upper()}"
+    ),
+}
+
+# Conditions that only wrap the failure that matters (a task's, a file's).
+_WRAPPERS = {"TASK_WRITE_FAILED", "FAILED_READ_FILE", "FAILED_EXECUTE_UDF"}
+
+
+@contextlib.contextmanager
+def spark_errors() -> Iterator[None]:
+    """Turn Spark, Delta and Py4J failures raised inside the block into LakecloneErrors.
+
+    Only the first line of a message is kept: the rest is a query plan or a
+    JVM trace, which says nothing to a SQL user.
+    """
+    from py4j.protocol import Py4JError
+    from pyspark.errors import AnalysisException, PySparkException
+
+    try:
+        yield
+    except LakecloneError:
+        raise
+    except PySparkException as error:
+        raise _translate(error, compile_time=isinstance(error, AnalysisException)) from None
+    except Py4JError as error:
+        raise _java_error(error) from None
+
+
+def _translate(error: Exception, *, compile_time: bool) -> LakecloneError:
+    # A failure inside a task arrives wrapped; the innermost known condition is the one to report.
+    chain = list(_causes(error))
+    for condition, params, message in reversed(chain):
+        if _UNRESOLVED.match(condition) and "objectName" in params:
+            return SqlCompilationError(f"invalid identifier '{params['objectName'].replace('`', '')}'")
+        if condition in _SNOWFLAKE_WORDING:
+            return _SNOWFLAKE_WORDING[condition](params)
+        if _CONFLICTS.match(condition):
+            return conflict(message)
+    condition, _, message = next((c for c in chain if c[0] not in _WRAPPERS), chain[-1])
+    if compile_time:
+        return SqlCompilationError(first_line(message))
+    return ExecutionError(first_line(message))
+
+
+def _causes(error: Exception) -> Iterator[tuple[str, dict[str, str], str]]:
+    """(condition, parameters, message) of an error and each error that caused it, outermost first."""
+    seen = 0
+    current: object | None = error
+    while current is not None and seen < 10:
+        seen += 1
+        try:
+            condition = getattr(current, "getCondition", lambda: None)() or ""
+            params = dict(getattr(current, "getMessageParameters", lambda: None)() or {})
+        except Exception:
+            condition, params = "", {}
+        # The captured description: Spark's getMessage() fails for conditions only Delta registers.
+        message = getattr(current, "_desc", None) or str(current)
+        if not condition:
+            # delta-spark's own exception classes (its conflicts among them) carry
+            # their condition only as the message's "[CONDITION] " prefix.
+            prefix = _CONDITION_PREFIX.match(message)
+            condition = prefix.group(1) if prefix else ""
+        yield condition, params, message
+        current = getattr(current, "_cause", None)
+
+
+def conflict(message: str) -> ConcurrentWriteError:
+    """A lost commit race, without Delta's advice on isolation levels and its documentation links."""
+    text = first_line(message)
+    text = re.sub(r"\s*(Refer to|Please refer to|Conflicting commit).*$", "", text)
+    return ConcurrentWriteError(f"Transaction conflict: {text}")
+
+
+def _java_error(error: Exception) -> LakecloneError:
+    """A failure PySpark could not convert: walk the Java exception and its causes ourselves."""
+    java = getattr(error, "java_exception", None)
+    if java is None:
+        return ExecutionError(first_line(str(error)))
+    try:
+        chain = list(_java_causes(java))
+    except Exception:
+        return ExecutionError(first_line(str(error)))
+    for name, condition, params, message in reversed(chain):
+        if condition in _SNOWFLAKE_WORDING:
+            return _SNOWFLAKE_WORDING[condition](params)
+        if _CONFLICTS.match(condition) or _CONFLICT_CLASSES.search(name):
+            return conflict(message)
+    _, _, _, message = next((c for c in chain if c[1] not in _WRAPPERS), chain[-1])
+    return ExecutionError(first_line(message))
+
+
+def _java_causes(java: Any) -> Iterator[tuple[str, str, dict[str, str], str]]:
+    """(class, condition, parameters, message) of a Java exception and its causes, outermost first."""
+    seen = 0
+    while java is not None and seen < 10:
+        seen += 1
+        name = str(java.getClass().getName())
+        condition, params = "", {}
+        if hasattr(java, "getCondition"):
+            try:
+                condition = str(java.getCondition() or "")
+                params = {str(k): str(v) for k, v in dict(java.getMessageParameters() or {}).items()}
+            except Exception:
+                condition, params = "", {}
+        yield name, condition, params, str(java.getMessage() or java.toString())
+        java = java.getCause()
+
+
+def first_line(message: str) -> str:
+    text = message.strip().splitlines()[0] if message.strip() else "Spark failed"
+    # Spark appends "SQLSTATE: xxxxx" and query positions that refer to the
+    # transpiled Spark SQL, not to the user's text.
+    text = re.sub(r"\s*SQLSTATE: \w+.*$", "", text)
+    # Spark's error-class prefix ("[DIVIDE_BY_ZERO] ...") is noise next to the message itself.
+    return re.sub(r"^\[[A-Z_.]+\]\s*", "", text)
+
+
+# The actions that run a frame's query, and so are where a lazy failure (a bad
+# cast, a division by zero) finally surfaces.
+ACTIONS = ("collect", "count", "first", "head", "isEmpty", "show", "take", "tail", "toArrow", "toLocalIterator", "toPandas")
+
+ARROW_FAILURE_WARNING = "toPandas attempted Arrow optimization.*has reached the error below"
+
+_checked_classes: dict[type, type] = {}
+
+
+def checked(frame: DataFrame) -> DataFrame:
+    """``frame``, with its actions raising LakecloneErrors instead of Spark's errors.
+
+    Spark runs a query only when an action asks for rows, after ``lake.sql``
+    has returned; this carries lakeclone's error translation over to that moment.
+    Frames derived from it with further transformations are plain Spark frames.
+    """
+    base = type(frame)
+    cls = _checked_classes.get(base)
+    if cls is None:
+        cls = type(f"Checked{base.__name__}", (base,), {name: _checked_action(base, name) for name in ACTIONS})
+        _checked_classes[base] = cls
+    frame.__class__ = cls
+    return frame
+
+
+def _checked_action(base: type, name: str) -> Callable[..., object]:
+    action = getattr(base, name)
+
+    def run(self: DataFrame, *args: object, **kwargs: object) -> object:
+        with spark_errors(), warnings.catch_warnings():
+            # toPandas repeats a failure as a warning before raising it.
+            warnings.filterwarnings("ignore", message=ARROW_FAILURE_WARNING)
+            return action(self, *args, **kwargs)
+
+    run.__name__ = name
+    run.__doc__ = action.__doc__
+    return run

@@ -1,0 +1,151 @@
+"""Bad input loses nothing: LOCATIONs that overlap what they may not, VACUUM and files
+lakeclone never wrote, out-of-range parameters, and writers racing on one table."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+from delta_reader import kernel_rows, spark_rows
+from lake_helpers import location, rows
+
+import lakeclone
+from lakeclone.errors import ConcurrentWriteError, InvalidLocationError, InvalidParameterError, LakecloneError
+
+pytestmark = pytest.mark.spark
+
+
+def everything_under(folder: Path) -> set[str]:
+    return {str(p.relative_to(folder)) for p in folder.rglob("*")}
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        pytest.param(lambda lake: lake.warehouse, id="the warehouse"),
+        pytest.param(lambda lake: lake.warehouse.parent, id="an ancestor of the warehouse"),
+        pytest.param(lambda lake: lake.warehouse / "tables" / "mine", id="inside the managed area"),
+    ],
+)
+def test_a_location_may_not_overlap_the_warehouse(lake: lakeclone.Lake, where) -> None:
+    lake.sql("CREATE TABLE t (id INT); INSERT INTO t VALUES (1)")
+    before = everything_under(lake.warehouse)
+
+    with pytest.raises(InvalidLocationError, match="overlaps the warehouse"):
+        lake.sql(f"CREATE EXTERNAL TABLE e (x INT) LOCATION = '{where(lake)}'")
+
+    assert everything_under(lake.warehouse) == before
+    assert rows(lake, "SHOW TABLES") and [r.name for r in lake.sql("SHOW TABLES").collect()] == ["T"]
+    assert rows(lake, "SELECT * FROM t") == kernel_rows(location(lake, "t")) == [(1,)]
+
+
+def test_a_location_may_not_overlap_another_tables_folder(lake: lakeclone.Lake, tmp_path: Path) -> None:
+    host = tmp_path / "external" / "host"
+    lake.sql(f"CREATE EXTERNAL TABLE host (id INT) LOCATION = '{host}'; INSERT INTO host VALUES (1)")
+
+    for overlapping in (host, host / "sub", host.parent):
+        with pytest.raises(InvalidLocationError, match=r"overlaps the folder of table LAKE\.PUBLIC\.HOST"):
+            lake.sql(f"CREATE EXTERNAL TABLE guest (x INT) LOCATION = '{overlapping}'")
+    # ...and neither may a managed table's folder be adopted.
+    lake.sql("CREATE TABLE managed (id INT); INSERT INTO managed VALUES (2)")
+    with pytest.raises(InvalidLocationError, match="overlaps the warehouse"):
+        lake.sql(f"CREATE EXTERNAL TABLE guest LOCATION = '{location(lake, 'managed')}'")
+
+    assert rows(lake, "SELECT * FROM host") == spark_rows(lake.spark, str(host)) == [(1,)]
+
+
+def test_a_table_is_never_created_over_a_folder_holding_other_files(lake: lakeclone.Lake, tmp_path: Path) -> None:
+    folder = tmp_path / "precious"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine")
+    (folder / "_delta_log").write_text("not a folder")
+
+    for statement in (
+        f"CREATE EXTERNAL TABLE e (x INT) LOCATION = '{folder}'",
+        f"CREATE EXTERNAL TABLE e LOCATION = '{folder}' AS SELECT 1 AS x",
+    ):
+        with pytest.raises(LakecloneError):
+            lake.sql(statement)
+        assert everything_under(folder) == {"notes.txt", "_delta_log"}
+    assert (folder / "notes.txt").read_text() == "mine"
+    assert lake.sql("SHOW TABLES").collect() == []
+
+
+def test_relative_locations_are_refused(lake: lakeclone.Lake) -> None:
+    for text in ("data", "./data", "~/data"):
+        with pytest.raises(InvalidLocationError):
+            lake.sql(f"CREATE EXTERNAL TABLE e (x INT) LOCATION = '{text}'")
+
+
+def test_vacuum_keeps_files_the_table_never_wrote(
+    lake: lakeclone.Lake, clock: lakeclone.ManualClock, tmp_path: Path, retention_check_off: None
+) -> None:
+    folder = tmp_path / "ext"
+    lake.sql(f"CREATE EXTERNAL TABLE e (x INT) LOCATION = '{folder}'; INSERT INTO e VALUES (1), (2)")
+    # Someone else puts files into the table's folder.
+    (folder / "keep.parquet").write_bytes(b"PAR1 not lakeclone's PAR1")
+    (folder / "notes.txt").write_text("mine")
+    (folder / "sub").mkdir()
+    (folder / "sub" / "more.parquet").write_bytes(b"PAR1")
+    lake.sql("INSERT OVERWRITE INTO e VALUES (3)")  # e's first data file is now unreferenced
+    clock.advance(days=1)
+
+    plan = {str(d.relative): d for d in lake.vacuum_plan("e", retain_hours=0).decisions}
+    deleted = {path for path, decision in plan.items() if decision.delete}
+    assert deleted and not deleted & {"keep.parquet", "notes.txt", "sub/more.parquet"}
+    lake.sql("VACUUM e RETAIN 0 HOURS")
+
+    assert (folder / "keep.parquet").exists() and (folder / "notes.txt").read_text() == "mine"
+    assert (folder / "sub" / "more.parquet").exists()
+    assert not any((folder / path).exists() for path in deleted)
+    assert rows(lake, "SELECT * FROM e") == kernel_rows(str(folder)) == [(3,)]
+
+
+@pytest.mark.parametrize("days", ["-5", "-1", "91", "100000"])
+def test_out_of_range_retention_is_refused(lake: lakeclone.Lake, days: str) -> None:
+    with pytest.raises(InvalidParameterError):
+        lake.sql(f"CREATE TABLE t (id INT) DATA_RETENTION_TIME_IN_DAYS = {days}")
+    assert lake.sql("SHOW TABLES").collect() == []
+    lake.sql("CREATE TABLE t (id INT)")
+    with pytest.raises(InvalidParameterError):
+        lake.sql(f"ALTER TABLE t SET DATA_RETENTION_TIME_IN_DAYS = {days}")
+    (parameter,) = lake.sql("SHOW PARAMETERS LIKE 'DATA_RETENTION_TIME_IN_DAYS' IN TABLE t").collect()
+    assert parameter.value == "7"
+
+
+def test_racing_updates_lose_no_committed_change(tmp_path: Path, spark, clock: lakeclone.ManualClock) -> None:
+    """Two Lakes on one warehouse update one row at once: Delta's optimistic concurrency decides.
+
+    Whichever way the threads interleave, every UPDATE either commits or fails
+    with ConcurrentWriteError, and the row counts exactly the committed ones.
+    """
+    warehouse = tmp_path / "warehouse"
+    first = lakeclone.connect(warehouse, spark=spark, clock=clock)
+    first.sql("CREATE TABLE t (id INT, n INT); INSERT INTO t VALUES (1, 0), (2, 0)")
+    # Each Lake on a session of its own (one SparkContext): a session's settings
+    # carry the commit's lakeclone metadata, as two processes would have.
+    lakes = [first, lakeclone.connect(warehouse, spark=spark.newSession(), clock=clock)]
+    committed = [0, 0]
+    unexpected: list[BaseException] = []
+
+    def bump(index: int) -> None:
+        for _ in range(3):
+            try:
+                lakes[index].sql("UPDATE t SET n = n + 1 WHERE id = 1")
+            except ConcurrentWriteError:
+                continue
+            except BaseException as error:  # reported below, with the thread's error
+                unexpected.append(error)
+                return
+            committed[index] += 1
+
+    threads = [threading.Thread(target=bump, args=(i,)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=600)
+
+    assert not unexpected, unexpected
+    assert sum(committed) >= 1
+    assert rows(first, "SELECT * FROM t") == kernel_rows(location(first, "t")) == [(1, sum(committed)), (2, 0)]

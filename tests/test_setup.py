@@ -1,0 +1,142 @@
+"""Getting started: Delta's jars, a user's own SparkSession, and catalogs written by older lakeclones."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from lakeclone import jars
+from lakeclone.catalog.entries import TableKind
+from lakeclone.catalog.migrations import INITIAL, MIGRATIONS, CatalogVersionError
+from lakeclone.catalog.store import Catalog
+from lakeclone.errors import SetupError
+
+
+def test_missing_jars_say_how_to_fetch_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(jars.JARS_ENV, str(tmp_path / "no-jars-here"))
+
+    with pytest.raises(SetupError) as raised:
+        jars.delta_jars()
+
+    message = str(raised.value)
+    assert "io.delta:delta-spark_" in message and str(tmp_path / "no-jars-here") in message
+    assert "-m lakeclone.jars" in message and "LAKECLONE_JARS" in message
+
+
+def artifact(jar_name: str) -> str:
+    """A jar's artifact without its version: jackson-core-2.18.2.jar -> jackson-core."""
+    return re.sub(r"-\d[\w.-]*\.jar$", "", jar_name)
+
+
+def test_the_fetched_jars_are_complete_and_hold_no_second_copy_of_sparks_own() -> None:
+    import pyspark
+
+    names = [jar.name for jar in jars.delta_jars()]
+    assert any(name.startswith("delta-spark_") for name in names)
+    assert any(name.startswith("delta-storage-") for name in names)
+    # Two versions of one library on Spark's classpath break it: Spark's own copy wins.
+    sparks = {artifact(jar.name) for jar in (Path(pyspark.__file__).parent / "jars").glob("*.jar")}
+    assert sparks and not {artifact(name) for name in names} & sparks
+
+
+USER_SESSION = textwrap.dedent(
+    """
+    import sys
+    from pyspark.sql import SparkSession
+    import lakeclone
+
+    warehouse, mode = sys.argv[1], sys.argv[2]
+    builder = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+    if mode == "plain":
+        try:
+            lakeclone.connect(warehouse, spark=builder.getOrCreate())
+        except lakeclone.LakecloneError as error:
+            print("refused:", error)
+        sys.exit(0)
+    assert lakeclone.configure_spark(builder) is builder
+    spark = builder.getOrCreate()
+    lake = lakeclone.connect(warehouse, spark=spark)
+    lake.sql("CREATE TABLE t (id INT); INSERT INTO t VALUES (1), (2)")
+    print("rows:", sorted(r.ID for r in lake.sql("SELECT * FROM t").collect()))
+    print("delta reads:", spark.read.format("delta").load(lake.sql("DESCRIBE DETAIL t").first().location).count())
+    """
+)
+
+
+@pytest.mark.spark
+def test_a_session_without_delta_is_refused_and_configure_spark_fixes_it(tmp_path: Path) -> None:
+    script = tmp_path / "user_session.py"
+    script.write_text(USER_SESSION)
+    # Side by side: each is a JVM of its own, since Spark adds jars only at its first start.
+    runs = {
+        mode: subprocess.Popen(
+            [sys.executable, str(script), str(tmp_path / f"warehouse_{mode}"), mode],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+        )
+        for mode in ("plain", "configured")
+    }
+    out = {}
+    for mode, run in runs.items():
+        stdout, stderr = run.communicate(timeout=300)
+        assert run.returncode == 0, stderr[-3000:]
+        out[mode] = stdout.splitlines()
+    (refused,) = out["plain"]
+    assert refused.startswith("refused:")
+    assert "lacks Delta Lake's SQL extension" in refused and "lakeclone.configure_spark" in refused
+    assert out["configured"] == ["rows: [1, 2]", "delta reads: 2"]
+
+
+def test_a_catalog_from_before_delta_spark_is_migrated(tmp_path: Path) -> None:
+    path = tmp_path / "catalog.sqlite"
+    old = sqlite3.connect(path)
+    old.executescript(INITIAL)
+    old.executescript(
+        """
+        INSERT INTO databases VALUES ('d', 'LAKE', '2024-01-01T00:00:00.000000Z', NULL);
+        INSERT INTO schemas VALUES ('s', 'd', 'PUBLIC', '2024-01-01T00:00:00.000000Z', NULL);
+        INSERT INTO tables (id, schema_id, name, kind, location, created_at)
+            VALUES ('m', 's', 'M', 'MANAGED', '/old/warehouse/tables/m', '2024-01-01T00:00:00.000000Z'),
+                   ('e', 's', 'E', 'EXTERNAL', '/data/e', '2024-01-01T00:00:00.000000Z');
+        """
+    )
+    old.execute("PRAGMA user_version = 0")  # written before migrations were numbered
+    old.commit()
+    old.close()
+
+    catalog = Catalog(path)
+    try:
+        managed, external = catalog.table("LAKE", "PUBLIC", "M"), catalog.table("LAKE", "PUBLIC", "E")
+        assert managed is not None and external is not None
+        assert (managed.kind, managed.location, managed.owns_folder) == (
+            TableKind.MANAGED,
+            "file:/old/warehouse/tables/m",
+            True,
+        )
+        assert (external.kind, external.location, external.owns_folder) == (TableKind.EXTERNAL, "file:/data/e", False)
+    finally:
+        catalog.close()
+    check = sqlite3.connect(path)
+    assert check.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    check.close()
+    Catalog(path).close()  # opening a migrated catalog again changes nothing
+
+
+def test_a_catalog_from_a_newer_lakeclone_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "catalog.sqlite"
+    Catalog(path).close()
+    newer = sqlite3.connect(path)
+    newer.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
+    newer.commit()
+    newer.close()
+
+    with pytest.raises(CatalogVersionError, match="upgrade lakeclone"):
+        Catalog(path)
