@@ -172,3 +172,25 @@ def folder_files(location: str) -> set[str]:
     """The local paths of every file under a table's folder except its log."""
     root = local_path(location)
     return {str(p) for p in root.rglob("*") if p.is_file() and "_delta_log" not in p.relative_to(root).parts}
+
+
+# A snapshot's metadata and its files' statistics, from the log's JSON. --------------------------
+
+
+def table_configuration(location: str, version: int | None = None) -> dict[str, str]:
+    """The table properties (``metaData.configuration``) in force at ``version`` (the latest when None)."""
+    end = latest_version(location) if version is None else version
+    for v in range(end, -1, -1):
+        for action in commit_actions(location, v):
+            if "metaData" in action:
+                return dict(action["metaData"].get("configuration") or {})
+    raise ValueError(f"no metaData action in the log of {location} up to version {end}")
+
+
+def live_stats(location: str, version: int | None = None) -> dict[str, dict[str, Any]]:
+    """The statistics (``numRecords``, ``minValues``, ...) of the files live at ``version``, by local path.
+
+    A file whose add action carries no statistics maps to an empty dict, so that a
+    test reading a statistic from it fails on the missing key.
+    """
+    return {path: json.loads(add["stats"]) if add.get("stats") else {} for path, add in live_adds(location, version).items()}

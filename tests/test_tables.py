@@ -8,7 +8,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from delta_reader import commit_actions, kernel_read, kernel_rows, latest_version, live_adds, live_files, local_path
+from delta_reader import kernel_read, kernel_rows, live_adds, live_files, local_path, table_configuration
 from lake_helpers import catalog_entry, location, rows
 
 import lakeclone
@@ -290,12 +290,7 @@ def test_describe_detail(lake: lakeclone.Lake, clock: lakeclone.ManualClock) -> 
     detail = lake.sql("DESCRIBE DETAIL t").collect()[0]
     where = location(lake, "T")
     adds = live_adds(where)
-    configuration = next(
-        a["metaData"]["configuration"]
-        for v in range(latest_version(where), -1, -1)
-        for a in commit_actions(where, v)
-        if "metaData" in a
-    )
+    configuration = table_configuration(where)
     assert detail.format == "delta"
     assert detail.name == "LAKE.PUBLIC.T"
     assert detail.kind == "MANAGED"
@@ -330,9 +325,21 @@ def test_row_ids_come_from_deltas_row_tracking_and_stay_hidden(lake: lakeclone.L
     where = location(lake, "T")
     assert kernel_read(where).column_names == ["ID"]
     # Delta's own row ids, readable by any engine that knows row tracking.
-    ids = lake.spark.read.format("delta").load(where).select("ID", "_metadata.row_id").collect()
-    assert sorted(r.ID for r in ids) == [1, 2] and len({r.row_id for r in ids}) == 2
-    adds = live_adds(where).values()
-    assert all("baseRowId" in a for a in adds)
+    ids = {r.ID: r.row_id for r in lake.spark.read.format("delta").load(where).select("ID", "_metadata.row_id").collect()}
+    assert sorted(ids) == [1, 2] and len(set(ids.values())) == 2
+    assert all("baseRowId" in a for a in live_adds(where).values())
     with pytest.raises(lakeclone.LakecloneError, match="invalid identifier"):
         lake.sql("SELECT row_id FROM t").collect()
+
+    # An UPDATE rewrites the row: Delta then stores its id in the new data file, in the
+    # column the table's metadata names, and that column stays out of every reader's view.
+    lake.sql("UPDATE t SET id = 20 WHERE id = 2")
+    stored = table_configuration(where)["delta.rowTracking.materializedRowIdColumnName"]
+    rewritten = [path for path, add in live_adds(where).items() if "deletionVector" not in add]
+    assert any(stored in lake.spark.read.parquet(path).columns for path in rewritten)
+    after = {r.ID: r.row_id for r in lake.spark.read.format("delta").load(where).select("ID", "_metadata.row_id").collect()}
+    assert after == {1: ids[1], 20: ids[2]}
+    assert lake.sql("SELECT * FROM t").columns == ["ID"]
+    assert kernel_read(where).column_names == ["ID"]
+    with pytest.raises(lakeclone.LakecloneError, match="invalid identifier"):
+        lake.sql(f'SELECT "{stored}" FROM t').collect()

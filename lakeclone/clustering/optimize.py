@@ -2,9 +2,10 @@
 
 ``OPTIMIZE t`` compacts the table's small files; on a table with a
 clustering key it is Delta's ``OPTIMIZE ... ZORDER BY`` the key's columns,
-which rewrites the files range-partitioned and sorted by them. Either way it
-is one Delta commit whose actions are all ``dataChange: false``: the rows, and
-their row ids, are the same before and after.
+which rewrites the files range-partitioned by them, so that each new file
+holds its own slice of the key's range (rows within a file are not sorted).
+Either way it is one Delta commit whose actions are all ``dataChange: false``:
+the rows, and their row ids, are the same before and after.
 
 Automatic clustering is the same OPTIMIZE, run right after a DML statement
 commits to a clustered table whose automatic clustering is on, once the table
