@@ -26,7 +26,7 @@ import tempfile
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,6 +48,8 @@ from _timing import (
     timed,
     write_json,
 )
+
+from lakeclone.session import session_setting
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -146,20 +148,6 @@ def drop_table(lake: lakeclone.Lake, name: str) -> None:
         return
     lake.sql(f"DROP TABLE {name}")
     shutil.rmtree(local_path(location), ignore_errors=True)
-
-
-@contextlib.contextmanager
-def spark_conf(spark: SparkSession, key: str, value: str) -> Iterator[None]:
-    """A session setting for the length of a block."""
-    before = spark.conf.get(key, None)
-    spark.conf.set(key, value)
-    try:
-        yield
-    finally:
-        if before is None:
-            spark.conf.unset(key)
-        else:
-            spark.conf.set(key, before)
 
 
 # Sources ------------------------------------------------------------------------------------
@@ -407,7 +395,7 @@ def vacuum_figure(lake: lakeclone.Lake, spark: SparkSession, scale: Scale) -> di
     log(f"building the VACUUM source: {n:,} files through lake.sql ...")
     step("CREATE TABLE VSRC (ID BIGINT, AMOUNT DOUBLE)")
     # One INSERT, cut into files of r rows by Spark's maxRecordsPerFile: file j holds IDs j*r ...
-    with spark_conf(spark, "spark.sql.files.maxRecordsPerFile", str(r)):
+    with session_setting(spark, "spark.sql.files.maxRecordsPerFile", str(r)):
         step(f"INSERT INTO VSRC SELECT id AS ID, rand() AS AMOUNT FROM range(0, {n * r}, 1, 2)")
     location = catalog_location(lake, "VSRC")
     assert location is not None
@@ -461,11 +449,11 @@ def vacuum_figure(lake: lakeclone.Lake, spark: SparkSession, scale: Scale) -> di
     log(f"timing vacuum_plan against delta-spark's VACUUM DRY RUN ({scale.vacuum_warmup} warm-up + "
         f"{scale.vacuum_repeat} timed rounds, interleaved) ...")
     with contextlib.ExitStack() as settings, PhaseTimer(enabled=False) as phases:
-        settings.enter_context(spark_conf(spark, RETENTION_CHECK, "false"))
+        settings.enter_context(session_setting(spark, RETENTION_CHECK, "false"))
         # Delta lists a table's folder with one Spark task per partition of this setting, 10,000 by
         # default: over a minute for a 60-file table on 2 cores. The baseline gets the embedded
         # session's shuffle partitions instead.
-        settings.enter_context(spark_conf(spark, LISTING_PARALLELISM, spark.conf.get("spark.sql.shuffle.partitions") or "8"))
+        settings.enter_context(session_setting(spark, LISTING_PARALLELISM, spark.conf.get("spark.sql.shuffle.partitions") or "8"))
         phases.wrap(planner, "table_files", "  list the source's folder (Hadoop FileSystem)")
         phases.wrap(planner, "referenced_since", "  files read by a table's versions in retention")
         phases.wrap(TableLog, "history", "    Delta: history (commit infos)")
@@ -553,7 +541,7 @@ def vacuum_and_read(lake: lakeclone.Lake, spark: SparkSession, rows: dict[str, i
     makes Spark read the data files (a COUNT alone may come from the stats).
     """
     tables = list(rows)
-    with spark_conf(spark, RETENTION_CHECK, "false"):
+    with session_setting(spark, RETENTION_CHECK, "false"):
         lake.sql(f"VACUUM {tables[0]} RETAIN 0 HOURS").collect()
     readable = {}
     for name in tables:

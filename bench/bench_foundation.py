@@ -716,21 +716,9 @@ def cold_work(kind: str, folder: str) -> dict[str, Any]:
 
 def plain_delta_session() -> SparkSession:
     """A plain delta-spark session, built as lakeclone's embedded one is (same master, settings, log config)."""
-    from pyspark.sql import SparkSession
+    from lakeclone.session import embedded_builder
 
-    import lakeclone
-    from lakeclone.session import EMBEDDED_CONFIG
-
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    log_config = Path(lakeclone.__file__).with_name("log4j2.properties").as_uri()
-    builder = (
-        SparkSession.builder.master("local[*]")
-        .appName("delta-spark")
-        .config("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile={log_config}")
-    )
-    for key, value in EMBEDDED_CONFIG.items():
-        builder = builder.config(key, value)
-    spark = lakeclone.configure_spark(builder).getOrCreate()
+    spark = embedded_builder("delta-spark").getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -144,21 +146,42 @@ def embedded_spark() -> SparkSession:
     if active is not None:
         return active
     check_java()
+    spark = embedded_builder().getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    quiet_spark_logging()
+    return spark
+
+
+def embedded_builder(app_name: str = "lakeclone") -> SparkSession.Builder:
+    """The embedded session's builder: ``local[*]``, :data:`EMBEDDED_CONFIG`, lakeclone's log settings and Delta."""
+    from pyspark.sql import SparkSession
+
     # Spark warns at start-up when the host name resolves to loopback; on one
     # machine that is exactly what an embedded session wants.
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     log_config = Path(__file__).with_name("log4j2.properties").as_uri()
     builder = (
         SparkSession.builder.master("local[*]")
-        .appName("lakeclone")
+        .appName(app_name)
         .config("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile={log_config}")
     )
     for key, value in EMBEDDED_CONFIG.items():
         builder = builder.config(key, value)
-    spark = configure_spark(builder).getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    quiet_spark_logging()
-    return spark
+    return configure_spark(builder)
+
+
+@contextlib.contextmanager
+def session_setting(spark: SparkSession, key: str, value: str) -> Iterator[None]:
+    """Set a session setting for the length of a block, then put back what was there (or nothing)."""
+    previous = spark.conf.get(key, None)
+    spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        if previous is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, previous)
 
 
 def prepare(spark: SparkSession) -> None:

@@ -11,6 +11,7 @@ from lake_helpers import location, rows
 
 import lakeclone
 from lakeclone.clustering import optimize as clustering
+from lakeclone.session import session_setting
 
 pytestmark = pytest.mark.spark
 
@@ -153,15 +154,8 @@ def test_optimize_clusters_files_by_the_key(lake: lakeclone.Lake) -> None:
         lake.sql(f"INSERT INTO t VALUES {values}")
     before = rows(lake, "SELECT * FROM t")
     folder = location(lake, "T")
-    previous = lake.spark.conf.get(MAX_FILE_SIZE, None)
-    lake.spark.conf.set(MAX_FILE_SIZE, str(4 * 1024))  # several small files, so that ranges show
-    try:
+    with session_setting(lake.spark, MAX_FILE_SIZE, str(4 * 1024)):  # several small files, so that ranges show
         lake.sql("OPTIMIZE t")
-    finally:
-        if previous is None:
-            lake.spark.conf.unset(MAX_FILE_SIZE)
-        else:
-            lake.spark.conf.set(MAX_FILE_SIZE, previous)
 
     # The key ranges the log records for each file, which are what data skipping prunes by.
     stats = list(live_stats(folder).values())

@@ -17,6 +17,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from lakeclone.session import session_setting
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -96,15 +98,8 @@ def committing(spark: SparkSession, metadata: CommitMetadata) -> Iterator[None]:
     Delta reads the session setting ``spark.databricks.delta.commitInfo.userMetadata``
     when it commits, whichever API made the commit (SQL, DataFrame or a transaction).
     """
-    previous = spark.conf.get(USER_METADATA_CONF, None)
-    spark.conf.set(USER_METADATA_CONF, metadata.to_json())
-    try:
+    with session_setting(spark, USER_METADATA_CONF, metadata.to_json()):
         yield
-    finally:
-        if previous is None:
-            spark.conf.unset(USER_METADATA_CONF)
-        else:
-            spark.conf.set(USER_METADATA_CONF, previous)
 
 
 @dataclass(frozen=True)
