@@ -7,9 +7,46 @@ message is theirs, so that users recognise it and search engines find it.
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class StatementPosition:
+    """Which statement of a several-statement text failed.
+
+    Attributes:
+        number: 1-based position of the statement in the text.
+        count: how many statements the text has.
+        sql: the statement's text.
+    """
+
+    number: int
+    count: int
+    sql: str
+
+    # Long statements are cut here; the position already says which one it is.
+    SHOWN_CHARACTERS = 80
+
+    def __str__(self) -> str:
+        text = re.sub(r"\s+", " ", self.sql).strip()
+        if len(text) > self.SHOWN_CHARACTERS:
+            text = text[: self.SHOWN_CHARACTERS - 1] + "…"
+        return f"(in statement {self.number} of {self.count}: {text})"
+
 
 class LakecloneError(Exception):
-    """Base class of every error lakeclone raises."""
+    """Base class of every error lakeclone raises.
+
+    Attributes:
+        statement: for a failure in a text of several statements, which one failed.
+    """
+
+    statement: StatementPosition | None = None
+
+    def __str__(self) -> str:
+        message = super().__str__()
+        return message if self.statement is None else f"{message}\n{self.statement}"
 
 
 class SqlCompilationError(LakecloneError):

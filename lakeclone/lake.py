@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,8 +32,18 @@ def connect(
     clock: Clock | None = None,
     *,
     catalog: str | os.PathLike[str] | None = None,
+    progress: bool | None = None,
 ) -> Lake:
     """Open (creating if needed) a warehouse and start a SQL session on it.
+
+    Statements that run Spark jobs for more than half a second (an INSERT, a
+    MERGE, a DEEP CLONE, VACUUM, fetching a big result) show Spark's progress
+    while they run, such as ``Spark: stage 3 · 12/40 tasks · 2.1 s``. In a
+    Jupyter notebook that is a progress bar, removed when the statement ends;
+    in a terminal nothing shows unless ``progress=True``, which shows it as one
+    line on stderr. ``progress=False`` shows nothing anywhere; ``lake.progress``
+    changes it later. Starting the embedded Spark session, which takes seconds
+    once per process, says ``Starting Spark…`` in the same places.
 
     Args:
         warehouse: where managed tables live: a local folder or a URI Spark can
@@ -44,6 +55,9 @@ def connect(
             "now" (commit times, retention, UNDROP windows) comes from it.
         catalog: the folder on the driver's local disk for the catalog. Defaults
             to the warehouse folder itself when that is local; required otherwise.
+        progress: where statements show Spark's progress: None (the default)
+            in a Jupyter notebook only, True in a terminal (on stderr) too,
+            False nowhere.
 
     Returns:
         The Lake, which also becomes the one ``%%lsql`` cells use.
@@ -57,6 +71,7 @@ def connect(
         [Row(ONE=1)]
     """
     from lakeclone.errors import SetupError
+    from lakeclone.progress import status
     from lakeclone.session import embedded_spark, prepare
 
     target = os.fspath(warehouse or os.environ.get(WAREHOUSE_ENV) or DEFAULT_WAREHOUSE)
@@ -70,9 +85,16 @@ def connect(
         folder = Path(unquote(urlsplit(target).path) if scheme == "file" else target).resolve()
         # Hadoop's form of a local folder: "file:" and the path as it is, not percent-encoded.
         location = f"file:{folder}"
-    session = spark or embedded_spark()
+    session = spark
+    if session is None:
+        from pyspark.sql import SparkSession
+
+        # A cold start of the embedded session takes seconds: say so.
+        starting = SparkSession.getActiveSession() is None
+        with status("Starting Spark…", progress) if starting else contextlib.nullcontext():
+            session = embedded_spark()
     prepare(session)
-    lake = Lake(folder, location, session, clock or system_clock)
+    lake = Lake(folder, location, session, clock or system_clock, progress=progress)
     global _latest
     _latest = lake
     return lake
@@ -93,9 +115,14 @@ class Lake:
         location: where managed tables live, as a qualified URI.
         spark: the SparkSession doing the compute.
         clock: where every "now" comes from.
+        progress: where statements show Spark's progress: None in a Jupyter
+            notebook only, True in a terminal (on stderr) too, False nowhere.
+            Set it at any time.
     """
 
-    def __init__(self, warehouse: Path, location: str, spark: SparkSession, clock: Clock) -> None:
+    def __init__(
+        self, warehouse: Path, location: str, spark: SparkSession, clock: Clock, *, progress: bool | None = None
+    ) -> None:
         from lakeclone import features
         from lakeclone.engine.executor import Executor
         from lakeclone.storage import Storage
@@ -104,6 +131,7 @@ class Lake:
         self.warehouse = warehouse
         self.spark = spark
         self.clock = clock
+        self.progress = progress
         storage = Storage(spark)
         self.location = storage.qualify(location)
         storage.mkdirs(self.location)

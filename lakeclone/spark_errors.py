@@ -8,7 +8,15 @@ import warnings
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from lakeclone.errors import ConcurrentWriteError, ExecutionError, LakecloneError, SqlCompilationError
+from lakeclone import frame_notes
+from lakeclone.errors import (
+    ConcurrentWriteError,
+    ExecutionError,
+    LakecloneError,
+    SqlCompilationError,
+    StatementPosition,
+)
+from lakeclone.progress import watching_frame
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -23,11 +31,31 @@ _CONFLICT_CLASSES = re.compile(r"\.(Concurrent\w+Exception|MetadataChangedExcept
 
 DUPLICATE_MERGE_MATCH = "Duplicate row detected during DML action"
 
+# How Snowflake names a value of each target type it could not read.
+_UNRECOGNIZED_VALUE = {"DATE": "Date", "TIMESTAMP": "Timestamp", "TIMESTAMP_NTZ": "Timestamp", "BOOLEAN": "Boolean value"}
+
+
+def _cast_failure(params: dict[str, str]) -> LakecloneError:
+    target = params.get("targetType", "").strip('"').upper()
+    kind = _UNRECOGNIZED_VALUE.get(target, "Numeric value")
+    return ExecutionError(f"{kind} {params.get('expression', '')} is not recognized")
+
+
 # Conditions whose message Snowflake words differently.
 _SNOWFLAKE_WORDING: dict[str, Callable[[dict[str, str]], LakecloneError]] = {
     "DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE": lambda _: ExecutionError(DUPLICATE_MERGE_MATCH),
     "DELTA_NOT_NULL_CONSTRAINT_VIOLATED": lambda p: ExecutionError(
         f"NULL result in a non-nullable column '{p.get('columnName', '').replace('`', '')}'"
+    ),
+    "AMBIGUOUS_REFERENCE": lambda p: SqlCompilationError(
+        f"ambiguous column name '{p.get('name', '').replace('`', '')}'"
+    ),
+    "CAST_INVALID_INPUT": _cast_failure,
+    "DIVIDE_BY_ZERO": lambda _: ExecutionError("Division by zero"),
+    # The user's text parsed as lsql, so Spark failing to parse lakeclone's
+    # translation of it is a form lakeclone cannot run, not the user's typo.
+    "PARSE_SYNTAX_ERROR": lambda p: SqlCompilationError(
+        f"lakeclone cannot run this statement on Spark (Spark's parser stopped at {p.get('error', 'its text')})."
     ),
     "UNRESOLVED_ROUTINE": lambda p: SqlCompilationError(
         f"Unknown function {p.get('routineName', '').replace('`', '').upper()}"
@@ -99,6 +127,7 @@ def _causes(error: Exception) -> Iterator[tuple[str, dict[str, str], str]]:
 def conflict(message: str) -> ConcurrentWriteError:
     """A lost commit race, without Delta's advice on isolation levels and its documentation links."""
     text = first_line(message)
+    text = re.sub(r"^\w+Exception:\s*", "", text)
     text = re.sub(r"\s*(Refer to|Please refer to|Conflicting commit).*$", "", text)
     return ConcurrentWriteError(f"Transaction conflict: {text}")
 
@@ -155,14 +184,26 @@ ARROW_FAILURE_WARNING = "toPandas attempted Arrow optimization.*has reached the 
 
 _checked_classes: dict[type, type] = {}
 
+# The note (see lakeclone.frame_notes) naming the statement of its text that made a frame.
+_POSITION = "statement"
 
-def checked(frame: DataFrame) -> DataFrame:
+
+def located(frame: DataFrame, position: StatementPosition) -> DataFrame:
+    """``frame``, its later failures naming the statement of a several-statement text that made it."""
+    return frame_notes.note(frame, _POSITION, position)
+
+
+def checked(frame: DataFrame, *, like: DataFrame | None = None) -> DataFrame:
     """``frame``, with its actions raising LakecloneErrors instead of Spark's errors.
 
     Spark runs a query only when an action asks for rows, after ``lake.sql``
     has returned; this carries lakeclone's error translation over to that moment.
-    Frames derived from it with further transformations are plain Spark frames.
+    Frames derived from it with further transformations are plain Spark frames:
+    pass the frame they came from as ``like`` to give them what lakeclone noted
+    on it (its statement's position, its Lake's progress setting).
     """
+    if like is not None:
+        frame_notes.carry(frame, like)
     base = type(frame)
     cls = _checked_classes.get(base)
     if cls is None:
@@ -176,10 +217,15 @@ def _checked_action(base: type, name: str) -> Callable[..., object]:
     action = getattr(base, name)
 
     def run(self: DataFrame, *args: object, **kwargs: object) -> object:
-        with spark_errors(), warnings.catch_warnings():
-            # toPandas repeats a failure as a warning before raising it.
-            warnings.filterwarnings("ignore", message=ARROW_FAILURE_WARNING)
-            return action(self, *args, **kwargs)
+        try:
+            with spark_errors(), watching_frame(self), warnings.catch_warnings():
+                # toPandas repeats a failure as a warning before raising it.
+                warnings.filterwarnings("ignore", message=ARROW_FAILURE_WARNING)
+                return action(self, *args, **kwargs)
+        except LakecloneError as error:
+            if error.statement is None:
+                error.statement = frame_notes.noted(self, _POSITION)
+            raise
 
     run.__name__ = name
     run.__doc__ = action.__doc__

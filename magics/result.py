@@ -89,7 +89,9 @@ class LsqlResult(pd.DataFrame):
             LakecloneError: the query failed while running (a bad cast, a
                 division by zero): Spark runs a query only when rows are asked for.
         """
-        rows = checked(frame.limit(max_rows + 1)).toPandas()
+        # The limited frame is new: it takes what lakeclone noted on the statement's
+        # (its position in the cell, the Lake's progress setting).
+        rows = checked(frame.limit(max_rows + 1), like=frame).toPandas()
         truncated = len(rows) > max_rows
         if truncated:
             rows = rows.iloc[:max_rows]

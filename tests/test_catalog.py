@@ -534,3 +534,31 @@ def test_alter_if_exists_on_a_missing_object_does_nothing(lake: lakeclone.Lake) 
         assert lake.sql(statement).collect()[0].status == "Statement executed successfully."
     with pytest.raises(lakeclone.LakecloneError, match="does not exist or not authorized"):
         lake.sql("ALTER TABLE nope SET DATA_RETENTION_TIME_IN_DAYS = 1")
+
+
+def test_show_starts_with_limit_from_and_terse(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE apples (a INT); CREATE TABLE apricots (a INT); CREATE TABLE bananas (a INT)")
+    lake.sql('CREATE TABLE "april" (a INT)')
+    # STARTS WITH compares case-sensitively, unlike LIKE.
+    assert names(lake, "SHOW TABLES STARTS WITH 'AP'") == ["APPLES", "APRICOTS"]
+    assert names(lake, "SHOW TABLES STARTS WITH 'ap'") == ["april"]
+    assert names(lake, "SHOW TABLES LIKE 'ap%'") == ["APPLES", "APRICOTS", "april"]
+    # LIMIT pages through the names in order; FROM starts a page at a name.
+    assert names(lake, "SHOW TABLES LIMIT 2") == ["APPLES", "APRICOTS"]
+    assert names(lake, "SHOW TABLES LIMIT 2 FROM 'APRICOTS'") == ["APRICOTS", "BANANAS"]
+    assert names(lake, "SHOW TABLES LIKE 'A%' LIMIT 5 FROM 'B'") == ["april"]
+    assert names(lake, "SHOW SCHEMAS LIMIT 1") == ["PUBLIC"]
+    terse = lake.sql("SHOW TERSE TABLES STARTS WITH 'B'")
+    assert terse.columns == ["created_on", "name", "kind", "database_name", "schema_name"]
+    assert [tuple(r)[1:] for r in terse.collect()] == [("BANANAS", "TABLE", "LAKE", "PUBLIC")]
+    with pytest.raises(lakeclone.LakecloneError, match="must not be negative"):
+        lake.sql("SHOW TABLES LIMIT -1")
+
+
+def test_show_tables_history_lists_dropped_tables(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE kept (a INT); CREATE TABLE gone (a INT); DROP TABLE gone")
+    assert names(lake, "SHOW TABLES") == ["KEPT"]
+    listed = {r.name: r.dropped_on for r in lake.sql("SHOW TABLES HISTORY").collect()}
+    assert set(listed) == {"KEPT", "GONE"}
+    assert listed["KEPT"] is None
+    assert listed["GONE"] is not None

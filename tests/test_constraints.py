@@ -22,6 +22,10 @@ def primary_keys(lake: lakeclone.Lake, sql: str) -> list[tuple]:
     )
 
 
+def names(lake: lakeclone.Lake, sql: str) -> list[str]:
+    return [r.name for r in lake.sql(sql).collect()]
+
+
 def imported(lake: lakeclone.Lake, table: str) -> list[tuple]:
     return sorted(
         (
@@ -156,6 +160,35 @@ def test_foreign_key_to_a_dropped_table_is_hidden_until_undrop(lake: lakeclone.L
     assert imported(lake, "orders") == [("LAKE.PUBLIC.ORDERS.CUSTOMER_ID", "LAKE.PUBLIC.CUSTOMERS.ID", 1)]
     lake.sql("CREATE OR REPLACE TABLE customers (id INT PRIMARY KEY)")  # a new table, not the referenced one
     assert imported(lake, "orders") == []
+
+
+def test_drop_restrict_refuses_while_a_foreign_key_references_the_table(lake: lakeclone.Lake) -> None:
+    customers_and_orders(lake)
+    with pytest.raises(lakeclone.LakecloneError, match=r"foreign key 'ORDERS_CUSTOMER' of table 'LAKE\.PUBLIC\.ORDERS'"):
+        lake.sql("DROP TABLE customers RESTRICT")
+    assert names(lake, "SHOW TABLES") == ["CUSTOMERS", "ORDERS"]
+    # The referencing table itself may go; then nothing holds the referenced one.
+    lake.sql("DROP TABLE orders RESTRICT")
+    lake.sql("DROP TABLE customers RESTRICT")
+    assert names(lake, "SHOW TABLES") == []
+
+
+def test_drop_cascade_drops_a_referenced_table(lake: lakeclone.Lake) -> None:
+    customers_and_orders(lake)
+    lake.sql("DROP TABLE customers CASCADE")
+    assert names(lake, "SHOW TABLES") == ["ORDERS"]
+
+
+def test_drop_schema_restrict_looks_at_references_from_outside_it(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE SCHEMA inside; CREATE SCHEMA outside")
+    customers_and_orders(lake, "lake.inside")
+    lake.sql("CREATE TABLE lake.outside.invoices (id INT, customer_id INT REFERENCES lake.inside.customers (id))")
+    with pytest.raises(lakeclone.LakecloneError, match="Cannot drop table 'CUSTOMERS' with RESTRICT"):
+        lake.sql("DROP SCHEMA lake.inside RESTRICT")
+    lake.sql("DROP TABLE lake.outside.invoices")
+    # References between the schema's own tables do not hold it.
+    lake.sql("DROP SCHEMA lake.inside RESTRICT")
+    assert "INSIDE" not in names(lake, "SHOW SCHEMAS")
 
 
 # Clones --------------------------------------------------------------------------------

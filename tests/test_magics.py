@@ -339,8 +339,24 @@ def test_engine_error_fails_the_cell_with_just_the_message(
 @pytest.mark.spark
 def test_error_while_fetching_rows_is_a_cell_error(ip: TestingShell, lake: lakeclone.Lake) -> None:
     # Spark runs a SELECT only when the magic fetches its rows.
-    with pytest.raises(LsqlCellError, match="cannot be cast"):
+    with pytest.raises(LsqlCellError, match="Numeric value 'x' is not recognized"):
         ip.run_cell("%lsql SELECT CAST('x' AS INT)")
+
+
+@pytest.mark.spark
+def test_a_cell_of_several_statements_says_which_failed(ip: TestingShell, lake: lakeclone.Lake) -> None:
+    ip.run_cell("%%lsql\nCREATE TABLE t (v STRING);\nINSERT INTO t VALUES ('x')")
+    with pytest.raises(LsqlCellError) as caught:
+        ip.run_cell("%%lsql\nINSERT INTO t VALUES ('y');\nSELECT nope FROM t;\nINSERT INTO t VALUES ('z')")
+    assert str(caught.value).splitlines()[-1] == "(in statement 2 of 3: SELECT nope FROM t)"
+    # The last statement's rows are fetched by the magic, after the statement ran.
+    with pytest.raises(LsqlCellError) as caught:
+        ip.run_cell("%%lsql\nSELECT 1;\nSELECT CAST(v AS INT) FROM t WHERE v = 'x'")
+    assert str(caught.value).splitlines() == [
+        "Numeric value 'x' is not recognized",
+        "(in statement 2 of 2: SELECT CAST(v AS INT) FROM t WHERE v = 'x')",
+    ]
+    assert sorted(ip.run_cell("%lsql SELECT v FROM t").result["V"]) == ["x", "y"]
 
 
 @pytest.mark.spark

@@ -252,3 +252,54 @@ def test_runtime_failures_of_statements_are_lakeclone_errors(shop: lakeclone.Lak
     error = failure(shop, "CREATE TABLE c AS SELECT CAST('x' AS INT) AS i")
     assert isinstance(error, ExecutionError)
     assert_clean(error)
+
+
+# SAMPLE --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def thousand(lake: lakeclone.Lake) -> lakeclone.Lake:
+    lake.sql("CREATE TABLE numbers AS SELECT id FROM range(1000)")
+    return lake
+
+
+def count(lake: lakeclone.Lake, sql: str) -> int:
+    return int(lake.sql(sql).collect()[0][0])
+
+
+def test_sample_by_probability_keeps_about_that_share_of_rows(thousand: lakeclone.Lake) -> None:
+    lake = thousand
+    # Bernoulli sampling of 1000 rows at 30%: 300 ± 4.5 standard deviations.
+    assert 235 < count(lake, "SELECT COUNT(*) FROM numbers SAMPLE (30)") < 365
+    assert 235 < count(lake, "SELECT COUNT(*) FROM numbers TABLESAMPLE BERNOULLI (30)") < 365
+    assert count(lake, "SELECT COUNT(*) FROM numbers SAMPLE (0)") == 0
+    assert count(lake, "SELECT COUNT(*) FROM numbers SAMPLE (100)") == 1000
+
+
+def test_sample_of_a_number_of_rows_is_exact_and_random(thousand: lakeclone.Lake) -> None:
+    lake = thousand
+    assert count(lake, "SELECT COUNT(*) FROM numbers SAMPLE (10 ROWS)") == 10
+    assert count(lake, "SELECT COUNT(*) FROM numbers SAMPLE (5000 ROWS)") == 1000
+    # Spark's own TABLESAMPLE (n ROWS) is a LIMIT, the first rows; Snowflake's draws at random.
+    drawn = {tuple(r.ID for r in lake.sql("SELECT n.id FROM numbers AS n SAMPLE (5 ROWS)").collect()) for _ in range(3)}
+    assert len(drawn) > 1
+
+
+def test_sample_with_a_seed_repeats(thousand: lakeclone.Lake) -> None:
+    lake = thousand
+    first = rows(lake, "SELECT id FROM numbers SAMPLE (10) SEED (7)")
+    assert first == rows(lake, "SELECT id FROM numbers SAMPLE BERNOULLI (10) REPEATABLE (7)")
+    assert first != rows(lake, "SELECT id FROM numbers SAMPLE (10) SEED (8)")
+
+
+def test_sample_of_a_past_version_and_of_a_subquery(thousand: lakeclone.Lake) -> None:
+    lake = thousand
+    lake.sql("DELETE FROM numbers WHERE id >= 10")
+    assert count(lake, "SELECT COUNT(*) FROM numbers AT(VERSION => 0) SAMPLE (50 ROWS)") == 50
+    assert count(lake, "SELECT COUNT(*) FROM numbers SAMPLE (50 ROWS)") == 10
+    assert count(lake, "SELECT COUNT(*) FROM (SELECT * FROM numbers AT(VERSION => 0)) s SAMPLE (20 ROWS)") == 20
+
+
+def test_sample_probability_out_of_range_is_refused(thousand: lakeclone.Lake) -> None:
+    with pytest.raises(SqlCompilationError, match="between 0 and 100"):
+        thousand.sql("SELECT * FROM numbers SAMPLE (150)")

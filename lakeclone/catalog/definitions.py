@@ -32,6 +32,13 @@ class DefinitionStore(CatalogConnection):
         ).fetchall()
         return [_constraint(r) for r in rows]
 
+    def references_to(self, table_id: str) -> list[ConstraintEntry]:
+        """The foreign keys, of any table, that reference ``table_id``."""
+        rows = self._db.execute(
+            "SELECT * FROM table_constraints WHERE ref_table_id = ? ORDER BY rowid", (table_id,)
+        ).fetchall()
+        return [_constraint(r) for r in rows]
+
     def add_constraint(self, constraint: ConstraintEntry) -> None:
         self._db.execute(
             "INSERT INTO table_constraints (table_id, name, kind, columns, ref_table_id, "

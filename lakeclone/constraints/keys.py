@@ -279,6 +279,23 @@ def show_imported_keys(execution: Execution, like: re.Pattern[str] | None) -> Da
     return results.rows(execution.spark, IMPORTED_KEYS_SCHEMA, data)
 
 
+# DROP … RESTRICT ----------------------------------------------------------------------
+
+
+def refuse_referenced(execution: Execution, dropped: list[TableEntry]) -> None:
+    """Refuse to drop tables a live table outside the drop references by a foreign key."""
+    catalog = execution.catalog
+    leaving = {t.id for t in dropped}
+    for table in dropped:
+        for constraint in catalog.references_to(table.id):
+            referencing = _live(catalog, constraint.table_id)
+            if referencing is not None and referencing.id not in leaving:
+                raise SqlCompilationError(
+                    f"Cannot drop table '{table.name}' with RESTRICT: foreign key '{constraint.name}' "
+                    f"of table '{referencing.database}.{referencing.schema}.{referencing.name}' references it."
+                )
+
+
 # Clones --------------------------------------------------------------------------------
 
 
@@ -302,5 +319,6 @@ def clone_constraints(event: CloneEvent) -> None:
 registry.TABLE_DEFINITIONS.append(read_constraints)
 registry.COLUMN_ATTRIBUTES.append(key_columns)
 registry.CLONE_HOOKS.append(clone_constraints)
+registry.DROP_RESTRICTIONS.append(refuse_referenced)
 registry.SHOWS["PRIMARY KEYS"] = show_primary_keys
 registry.SHOWS["IMPORTED KEYS"] = show_imported_keys

@@ -8,6 +8,7 @@ into statements, parses each one strictly (no silent fallback to
 
 from __future__ import annotations
 
+import re
 import typing as t
 from dataclasses import dataclass
 
@@ -412,11 +413,11 @@ def parse(text: str) -> list[ParsedStatement]:
     dialect = Lsql()
     try:
         tokens = dialect.tokenize(text)
-    except TokenError as error:
+    except TokenError:
         # sqlglot does not say which token failed; it is an unterminated string,
         # identifier or comment, so the text ended where a token was still open.
         lines = text.split("\n")
-        raise SqlSyntaxError(len(lines), len(lines[-1]), "<EOF>") from error
+        raise SqlSyntaxError(len(lines), len(lines[-1]), "<EOF>") from None
 
     statements = []
     for chunk, terminator, begin in _split(tokens):
@@ -425,17 +426,26 @@ def parse(text: str) -> list[ParsedStatement]:
             expression = dialect.parser().parse(chunk, text)[0]
         except ParseError as error:
             if error.errors:
-                raise _syntax_error(error.errors[0], terminator) from error
-            raise SqlCompilationError(str(error)) from error
+                raise _syntax_error(error.errors[0], terminator) from None
+            raise SqlCompilationError(_plain(str(error))) from None
         except SqlglotError as error:
-            raise SqlCompilationError(str(error)) from error
+            raise SqlCompilationError(_plain(str(error))) from None
         except (ValueError, TypeError, RecursionError) as error:
             # sqlglot raises these on some malformed input; callers expect only lakeclone's errors.
-            raise SqlCompilationError(f"cannot parse: {error}") from error
+            raise SqlCompilationError(f"cannot parse: {_plain(str(error))}") from None
         if not isinstance(expression, exp.Expression) or expression.find(exp.Command):
             raise UnsupportedStatementError(sql)
         statements.append(ParsedStatement(normalize_identifiers(expression, dialect=dialect), sql))
     return statements
+
+
+# sqlglot underlines the offending token with terminal escape codes.
+_TERMINAL_ESCAPES = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _plain(message: str) -> str:
+    """sqlglot's message without terminal escape codes."""
+    return _TERMINAL_ESCAPES.sub("", message)
 
 
 def _split(tokens: list[Token]) -> t.Iterator[tuple[list[Token], Token | None, int]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
@@ -74,22 +75,84 @@ def _session_value(node: exp.Expr, tables: Tables) -> exp.Expr:
     return exp.cast(exp.Literal.string(moment.strftime("%Y-%m-%d %H:%M:%S.%f")), exp.DataType.Type.TIMESTAMP)
 
 
+# Snowflake query forms that sqlglot parses but Spark has no counterpart for.
+# Refusing them by name beats Spark's "syntax error at or near ..." about text
+# the user never wrote.
+_UNSUPPORTED_FORMS: tuple[tuple[type[exp.Expression], Callable[[exp.Expression], bool], str], ...] = (
+    (exp.Connect, lambda _: True, "CONNECT BY"),
+    (exp.MatchRecognize, lambda _: True, "MATCH_RECOGNIZE"),
+    (exp.Join, lambda join: join.text("method").upper() == "ASOF", "ASOF JOIN"),
+    (exp.Explode, lambda node: isinstance(node.this, exp.Kwarg), "FLATTEN"),
+    (exp.Generator, lambda _: True, "GENERATOR"),
+)
+
+
+def check_query_forms(expression: exp.Expression) -> None:
+    """Refuse the query forms lakeclone parses but cannot run on Spark."""
+    for kind, matches, name in _UNSUPPORTED_FORMS:
+        if any(matches(node) for node in expression.find_all(kind)):
+            raise SqlCompilationError(f"{name} is not supported by lakeclone.")
+
+
 def to_spark(expression: exp.Expression) -> str:
     """Spark SQL text for an lsql expression."""
+    check_query_forms(expression)
     return _spark_forms(expression.copy()).sql(dialect=SPARK)
 
 
 def _spark_forms(expression: exp.Expression) -> exp.Expression:
-    """Rewrite the Snowflake forms sqlglot keeps that Spark cannot parse.
+    """Rewrite the Snowflake forms sqlglot keeps that Spark cannot parse or reads differently.
 
     sqlglot's Snowflake parser turns ``x NOT IN (SELECT ...)`` into
-    ``x <> ALL (SELECT ...)``, which Spark has no syntax for.
+    ``x <> ALL (SELECT ...)``, which Spark has no syntax for. ``SAMPLE``
+    becomes a filter or an ordering by ``rand()`` (see :func:`_sampled`).
     """
     for node in list(expression.find_all(exp.NEQ)):
         quantified = node.expression
         if isinstance(quantified, exp.All) and isinstance(quantified.this, exp.Query):
             node.replace(exp.not_(exp.In(this=node.this, query=exp.Subquery(this=quantified.this))))
+    for sample in list(expression.find_all(exp.TableSample)):
+        source = sample.parent
+        if isinstance(source, (exp.Table, exp.Subquery)) and sample.arg_key == "sample":
+            source.replace(_sampled(source, sample))
     return expression
+
+
+def _sampled(source: exp.Table | exp.Subquery, sample: exp.TableSample) -> exp.Subquery:
+    """``source SAMPLE (...)`` as a subquery Spark runs with Snowflake's meaning.
+
+    ``SAMPLE (p)`` keeps each row with probability p percent; ``SAMPLE (n ROWS)``
+    keeps exactly n rows (or all, when fewer), chosen at random. Spark's own
+    ``TABLESAMPLE (n ROWS)`` is a plain LIMIT, and its TABLESAMPLE does not
+    apply to every source (a ``delta.`path``` with ``VERSION AS OF``), so the
+    rows are drawn with ``rand()`` instead: ``SEED``/``REPEATABLE`` seeds it.
+    ``SYSTEM``/``BLOCK`` sampling draws rows too, which Snowflake allows it to
+    approximate.
+    """
+    if sample.args.get("bucket_numerator") or sample.args.get("bucket_field"):
+        raise SqlCompilationError("SAMPLE (BUCKET ...) is not supported by lakeclone.")
+    seed = sample.args.get("seed")
+    draw = exp.Anonymous(this="rand", expressions=[seed.copy()] if seed else [])
+    alias = source.args.get("alias")
+    inner = source.copy()
+    inner.set("sample", None)
+    inner.set("alias", None)
+    pivots = inner.args.get("pivots")
+    inner.set("pivots", None)
+    rows = exp.select("*").from_(inner if isinstance(inner, exp.Table) else inner.subquery("LC_SAMPLED"))
+    percent, size = sample.args.get("percent"), sample.args.get("size")
+    if percent is not None:
+        if percent.is_number and not 0 <= float(percent.name) <= 100:
+            raise SqlCompilationError(f"invalid sample probability {percent.name}: it must be between 0 and 100")
+        rows = rows.where(exp.LT(this=draw, expression=exp.Div(this=percent.copy(), expression=exp.Literal.number(100))))
+    elif size is not None:
+        rows = rows.order_by(draw).limit(size.copy())
+    else:
+        raise SqlCompilationError(f"invalid SAMPLE clause {sample.sql(dialect='snowflake')}")
+    sampled = exp.Subquery(this=rows, alias=alias.copy() if alias else None)
+    if pivots:
+        sampled.set("pivots", pivots)
+    return sampled
 
 
 def spark_sql(expression: exp.Expression, tables: Tables) -> str:

@@ -224,6 +224,20 @@ def _check_column_names(names: list[str]) -> None:
 # DROP and UNDROP -----------------------------------------------------------------
 
 
+# What DROP reads; sqlglot parses more (PURGE, MATERIALIZED, ...), which lakeclone refuses.
+_DROP_CLAUSES = {"this", "kind", "tables", "exists", "cascade", "restrict"}
+
+
+def _check_restrict(execution: Execution, restrict: bool, dropped: list[TableEntry]) -> None:
+    """``DROP … RESTRICT``: refuse while a table outside what is dropped depends on it.
+
+    ``CASCADE`` (the default) drops regardless, as Snowflake does for tables.
+    """
+    if restrict:
+        for check in registry.DROP_RESTRICTIONS:
+            check(execution, dropped)
+
+
 @registry.statement(exp.Drop)
 def drop(execution: Execution) -> DataFrame:
     expression = execution.expression
@@ -232,8 +246,12 @@ def drop(execution: Execution) -> DataFrame:
     if len(targets) != 1:
         raise UnsupportedStatementError(execution.sql)
     target = targets[0]
+    for key, value in expression.args.items():
+        if value and key not in _DROP_CLAUSES:
+            raise SqlCompilationError(f"DROP … {key.upper()} is not supported by lakeclone.")
     catalog = execution.catalog
     if_exists = bool(expression.args.get("exists"))
+    restrict = bool(expression.args.get("restrict"))
     entry: object | None
     with catalog.transaction():
         if kind == "TABLE":
@@ -241,17 +259,20 @@ def drop(execution: Execution) -> DataFrame:
             name, label = str(qualified), qualified.name
             entry = catalog.table(qualified.database, qualified.schema, qualified.name)
             if entry is not None:
+                _check_restrict(execution, restrict, [entry])
                 catalog.drop_table(entry, execution.now())
         elif kind == "SCHEMA":
             database, label = schema_name(target, database=execution.session.database)
             entry = catalog.schema(database, label)
             if entry is not None:
+                _check_restrict(execution, restrict, catalog.tables(entry))
                 catalog.drop_schema(entry, execution.now())
             name = f"{database}.{label}"
         elif kind == "DATABASE":
             label = database_name(target)
             entry = catalog.database(label)
             if entry is not None:
+                _check_restrict(execution, restrict, [t for s in catalog.schemas(entry) for t in catalog.tables(s)])
                 catalog.drop_database(entry, execution.now())
             name = label
         elif kind in registry.DROPPERS:

@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from lakeclone.engine.executor import Execution
 
 
+ONE_SOURCE_TABLE = "UPDATE … FROM and DELETE … USING read one table or subquery in lakeclone; join several in a subquery."
+
+
 @dataclass(frozen=True)
 class Target:
     """The table a DML statement writes, at the version it read."""
@@ -115,13 +118,20 @@ def insert(execution: Execution) -> DataFrame:
 
 @registry.statement(exp.Delete)
 def delete(execution: Execution) -> DataFrame:
+    """``DELETE FROM t [USING s] [WHERE …]``; with USING, Delta's MERGE deletes the rows that join."""
     expression = execution.expression
-    if expression.args.get("using"):
-        raise UnsupportedStatementError(execution.sql)
     target = _target(execution, expression.this)
-    condition = _condition(expression.args.get("where"), execution)
-    with execution.work.delta(parameters=_predicate(expression.args.get("where"))):
-        deleted = statements.delete(execution.spark, target.entry.location, target.alias, condition)
+    where = expression.args.get("where")
+    using = expression.args.get("using") or []
+    if using:
+        if len(using) > 1:
+            raise SqlCompilationError(ONE_SOURCE_TABLE)
+        clause = statements.MergeClause(True, None, "DELETE", {})
+        deleted = _merge_from(execution, target, using[0], where, clause).deleted
+    else:
+        condition = _condition(where, execution)
+        with execution.work.delta(parameters=_predicate(where)):
+            deleted = statements.delete(execution.spark, target.entry.location, target.alias, condition)
     _after(execution, target)
     return results.counts(execution.spark, [("number of rows deleted", deleted)])
 
@@ -131,14 +141,24 @@ def delete(execution: Execution) -> DataFrame:
 
 @registry.statement(exp.Update)
 def update(execution: Execution) -> DataFrame:
+    """``UPDATE t SET … [FROM s] [WHERE …]``; with FROM, Delta's MERGE updates the rows that join.
+
+    A target row that joins more than one source row is an error, as in
+    Snowflake with ``ERROR_ON_NONDETERMINISTIC_UPDATE = TRUE``: which source
+    row would win is undefined.
+    """
     expression = execution.expression
-    if expression.args.get("from"):
-        raise UnsupportedStatementError(execution.sql)
     target = _target(execution, expression.this)
     assignments = _assignments(expression.expressions, target, execution)
-    condition = _condition(expression.args.get("where"), execution)
-    with execution.work.delta(parameters=_predicate(expression.args.get("where"))):
-        updated = statements.update(execution.spark, target.entry.location, target.alias, assignments, condition)
+    where = expression.args.get("where")
+    source = expression.args.get("from_")
+    if source is not None:
+        clause = statements.MergeClause(True, None, "UPDATE", assignments)
+        updated = _merge_from(execution, target, source.this, where, clause).updated
+    else:
+        condition = _condition(where, execution)
+        with execution.work.delta(parameters=_predicate(where)):
+            updated = statements.update(execution.spark, target.entry.location, target.alias, assignments, condition)
     _after(execution, target)
     return results.counts(
         execution.spark,
@@ -165,14 +185,7 @@ def merge(execution: Execution) -> DataFrame:
     expression = execution.expression
     assert isinstance(expression, exp.Merge)
     target = _target(execution, expression.this)
-    source = expression.args["using"]
-    source_alias = source.alias_or_name
-    if isinstance(source, exp.Table):
-        unaliased = source.copy()
-        unaliased.set("alias", None)
-        source_sql = f"({_sql(exp.select('*').from_(unaliased), execution)})"
-    else:
-        source_sql = f"({_sql(source.this, execution)})"
+    source_sql, source_alias = _source(expression.args["using"], execution)
     statement = statements.Merge(
         target.entry.location,
         target.alias,
@@ -197,6 +210,34 @@ def merge(execution: Execution) -> DataFrame:
             ("number of rows deleted", counts.deleted),
         ],
     )
+
+
+def _source(source: exp.Expression, execution: Execution) -> tuple[str, str]:
+    """A MERGE source as Spark SQL of a subquery, and the name the statement calls it by."""
+    if isinstance(source, exp.Table):
+        if source.args.get("joins"):
+            raise SqlCompilationError(ONE_SOURCE_TABLE)
+        unaliased = source.copy()
+        unaliased.set("alias", None)
+        return f"({_sql(exp.select('*').from_(unaliased), execution)})", source.alias_or_name
+    if isinstance(source, exp.Subquery):
+        return f"({_sql(source.this, execution)})", source.alias_or_name
+    raise SqlCompilationError(f"invalid DML source {source.sql(dialect='snowflake')}")
+
+
+def _merge_from(
+    execution: Execution,
+    target: Target,
+    source: exp.Expression,
+    where: exp.Expression | None,
+    clause: statements.MergeClause,
+) -> statements.MergeCounts:
+    """UPDATE … FROM and DELETE … USING as the MERGE they mean: the WHERE joins target and source."""
+    source_sql, source_alias = _source(source, execution)
+    condition = _condition(where, execution) or "true"
+    statement = statements.Merge(target.entry.location, target.alias, source_sql, source_alias, condition, (clause,))
+    with execution.work.delta(parameters=_predicate(where)):
+        return statements.merge(execution.spark, statement)
 
 
 def _merge_clauses(expression: exp.Merge, target: Target, execution: Execution) -> list[statements.MergeClause]:

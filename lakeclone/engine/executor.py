@@ -17,8 +17,9 @@ from lakeclone.engine import ddl, dml, query, registry, show  # noqa: F401 - eac
 from lakeclone.engine.context import SessionContext
 from lakeclone.engine.tables import Tables
 from lakeclone.engine.work import UnitOfWork
-from lakeclone.errors import SqlCompilationError, UnsupportedStatementError
-from lakeclone.spark_errors import checked, spark_errors
+from lakeclone.errors import LakecloneError, SqlCompilationError, StatementPosition, UnsupportedStatementError
+from lakeclone.progress import tag, watching
+from lakeclone.spark_errors import checked, located, spark_errors
 from lakeclone.storage import Storage, join
 
 if TYPE_CHECKING:
@@ -87,10 +88,16 @@ class Executor:
         if not statements:
             raise SqlCompilationError("Empty SQL statement.")
         result = None
-        for statement in statements:
-            result = self._run(statement)
+        for number, statement in enumerate(statements, start=1):
+            position = StatementPosition(number, len(statements), statement.sql) if len(statements) > 1 else None
+            try:
+                result = self._run(statement)
+            except LakecloneError as error:
+                error.statement = position
+                raise
         assert result is not None
-        return result
+        # The last statement's rows are read later; a failure then names it too.
+        return result if position is None else located(result, position)
 
     def _run(self, statement: ParsedStatement) -> DataFrame:
         handler = registry.STATEMENTS.get(type(statement.expression))
@@ -102,11 +109,11 @@ class Executor:
         self.last_query_id = query_id
         execution = Execution(self, statement, query_id, started_at)
         try:
-            with spark_errors():
+            with spark_errors(), watching(self.lake.spark, self.lake.progress):
                 result = handler(execution)
         except BaseException:
             execution.work.rollback()
             raise
         execution.work.done()
         self.catalog.finish_query(query_id, self.lake.now())
-        return checked(result)
+        return tag(checked(result), self.lake.progress)

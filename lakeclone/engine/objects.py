@@ -45,9 +45,9 @@ def properties_of(expression: exp.Expression, level: ObjectKind) -> dict[str, st
             parameter = params.lookup(prop.name, level)
             settings[parameter.key] = parameter.normalize(value_of(prop.args["value"]))
         elif isinstance(prop, exp.TransientProperty):
-            raise SqlCompilationError("TRANSIENT tables are not supported by lakeclone.")
+            raise SqlCompilationError(f"TRANSIENT {level.value.lower()}s are not supported by lakeclone.")
         elif not isinstance(prop, OPTION_NODES):
-            raise SqlCompilationError(f"unsupported table option {prop.sql(dialect='snowflake')}")
+            raise SqlCompilationError(f"unsupported {level.value.lower()} option {prop.sql(dialect='snowflake')}")
     return settings
 
 

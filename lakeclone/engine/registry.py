@@ -111,6 +111,9 @@ CLONE_HOOKS: list[Callable[[CloneEvent], None]] = []
 AFTER_DML: list[Callable[[Execution, TableEntry], None]] = []
 """Run after a DML statement's commit, on the table it wrote (automatic clustering)."""
 
+# Checks DROP … RESTRICT runs on the tables it would drop; each raises if something else depends on them.
+DROP_RESTRICTIONS: list[Callable[[Execution, list[TableEntry]], None]] = []
+
 AFTER_DROP: list[Callable[[Execution], None]] = []
 """Run after DROP and VACUUM (the purge of dropped tables whose window has passed)."""
 

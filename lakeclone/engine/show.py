@@ -72,14 +72,58 @@ def table_attributes(catalog: Catalog, table_id: str) -> dict[str, Any]:
     return attributes
 
 
+# The clauses of SHOW that show() applies to every listing, and those a listing reads itself.
+_SHOW_CLAUSES = {"this", "like", "scope", "scope_kind", "terse", "starts_with", "limit", "from_"}
+_SHOW_HISTORY = {"TABLES"}
+
+# The columns SHOW TERSE keeps, as Snowflake's TERSE output has them.
+_TERSE_COLUMNS = ("created_on", "name", "kind", "database_name", "schema_name")
+
+
 @registry.statement(exp.Show)
 def show(execution: Execution) -> DataFrame:
+    """``SHOW [TERSE] what [HISTORY] [LIKE …] [IN …] [STARTS WITH '…'] [LIMIT n [FROM '…']]``."""
     expression = execution.expression
     what = expression.name.upper()
     shows = {"DATABASES": _databases, "SCHEMAS": _schemas, "TABLES": _tables, **registry.SHOWS}
     if what not in shows:
         raise UnsupportedStatementError(execution.sql)
-    return shows[what](execution, like_pattern(expression.args.get("like")))
+    for key, value in expression.args.items():
+        if value and key not in _SHOW_CLAUSES and not (key == "history" and what in _SHOW_HISTORY):
+            raise SqlCompilationError(f"SHOW {what} does not support {key.upper()} in lakeclone.")
+    return _narrowed(execution, shows[what](execution, like_pattern(expression.args.get("like"))))
+
+
+def _narrowed(execution: Execution, frame: DataFrame) -> DataFrame:
+    """A listing after SHOW's STARTS WITH, LIMIT … FROM and TERSE, which Snowflake applies to every SHOW.
+
+    ``STARTS WITH`` and ``FROM`` compare names case-sensitively; ``LIMIT n FROM 'x'``
+    lists the first n names from 'x' on, in name order, so that pages follow on.
+    """
+    from pyspark.sql import functions as F
+
+    expression = execution.expression
+    # sqlglot leaves an absent clause None or False.
+    starts_with = expression.args.get("starts_with") or None
+    limit = expression.args.get("limit") or None
+    start = expression.args.get("from_") or None
+    if (starts_with is not None or start is not None) and "name" not in frame.columns:
+        raise SqlCompilationError(f"SHOW {expression.name.upper()} does not support STARTS WITH or FROM.")
+    if starts_with is not None:
+        frame = frame.where(F.col("name").startswith(starts_with.name))
+    if start is not None and limit is None:
+        raise SqlCompilationError("SHOW … FROM needs LIMIT: LIMIT <rows> FROM '<name>'.")
+    if limit is not None:
+        count = literal_int(limit.expression, "LIMIT")
+        if count < 0:
+            raise SqlCompilationError(f"LIMIT must not be negative, got {count}")
+        if start is not None:
+            frame = frame.where(F.col("name") >= start.name)
+        order = [c for c in ("name", "database_name", "schema_name") if c in frame.columns]
+        frame = (frame.orderBy(*order) if order else frame).limit(count)
+    if expression.args.get("terse"):
+        frame = frame.select(*[c for c in _TERSE_COLUMNS if c in frame.columns])
+    return frame
 
 
 def _databases(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:

@@ -1,0 +1,225 @@
+"""What a user sees when a statement fails: one short LakecloneError, in Snowflake's words, never a Java trace."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import traceback
+from pathlib import Path
+
+import pytest
+from lake_helpers import rows
+
+import lakeclone
+from lakeclone.errors import ExecutionError, SqlCompilationError, SqlSyntaxError, StatementPosition
+from lakeclone.spark_errors import conflict
+
+pytestmark = pytest.mark.spark
+
+
+def failure(lake: lakeclone.Lake, sql: str) -> lakeclone.LakecloneError:
+    with pytest.raises(lakeclone.LakecloneError) as caught:
+        lake.sql(sql).collect()
+    return caught.value
+
+
+@pytest.fixture
+def people(lake: lakeclone.Lake) -> lakeclone.Lake:
+    lake.sql("CREATE TABLE people (id INT, name STRING); INSERT INTO people VALUES (1, 'ann'), (2, 'bob')")
+    return lake
+
+
+# Short tracebacks -----------------------------------------------------------------------------------
+
+
+def test_a_syntax_error_does_not_chain_sqlglots_error(lake: lakeclone.Lake) -> None:
+    error = failure(lake, "SELEC 1")
+    assert isinstance(error, SqlSyntaxError)
+    assert error.__cause__ is None
+    assert error.__suppress_context__
+    shown = "".join(traceback.format_exception(error))
+    assert "sqlglot" not in shown
+    assert "ParseError" not in shown
+    assert "\x1b[" not in shown
+
+
+def test_an_unterminated_string_does_not_chain_sqlglots_error(lake: lakeclone.Lake) -> None:
+    error = failure(lake, "SELECT 'open")
+    assert isinstance(error, SqlSyntaxError)
+    assert "TokenError" not in "".join(traceback.format_exception(error))
+
+
+def test_spark_failures_do_not_chain_the_java_error(people: lakeclone.Lake) -> None:
+    for sql in ("SELECT nope FROM people", "SELECT CAST(name AS INT) FROM people"):
+        error = failure(people, sql)
+        shown = "".join(traceback.format_exception(error))
+        assert error.__cause__ is None
+        # Only lakeclone's own frames: no chained Spark or Java exception.
+        for noise in ("py4j.protocol", "pyspark.errors.exceptions", "org.apache", "During handling", "direct cause"):
+            assert noise not in shown, shown
+
+
+# Which statement of several failed ------------------------------------------------------------------
+
+
+def test_the_failing_statement_of_several_is_named(people: lakeclone.Lake) -> None:
+    error = failure(people, "SELECT 1;\nSELECT nope\n  FROM people;\nSELECT 2")
+    assert error.statement == StatementPosition(2, 3, "SELECT nope\n  FROM people")
+    assert str(error) == (
+        "SQL compilation error:\ninvalid identifier 'NOPE'\n(in statement 2 of 3: SELECT nope FROM people)"
+    )
+
+
+def test_a_failure_while_running_the_second_statement_is_named_and_stops_the_rest(people: lakeclone.Lake) -> None:
+    error = failure(
+        people,
+        "INSERT INTO people VALUES (3, 'cy'); INSERT INTO people VALUES ('four', 'dee'); INSERT INTO people VALUES (5, 'eve')",
+    )
+    assert isinstance(error, ExecutionError)
+    assert str(error).splitlines() == [
+        "Numeric value 'four' is not recognized",
+        "(in statement 2 of 3: INSERT INTO people VALUES ('four', 'dee'))",
+    ]
+    assert rows(people, "SELECT id FROM people") == [(1,), (2,), (3,)]
+
+
+def test_a_failure_while_reading_the_last_statements_rows_is_named(people: lakeclone.Lake) -> None:
+    # Spark runs the SELECT only when its rows are asked for, after lake.sql has returned.
+    frame = people.sql("INSERT INTO people VALUES (3, 'cy'); SELECT CAST(name AS INT) FROM people WHERE id = 3")
+    with pytest.raises(ExecutionError) as caught:
+        frame.toPandas()
+    assert str(caught.value).splitlines() == [
+        "Numeric value 'cy' is not recognized",
+        "(in statement 2 of 2: SELECT CAST(name AS INT) FROM people WHERE id = 3)",
+    ]
+
+
+def test_a_single_statement_has_no_position(people: lakeclone.Lake) -> None:
+    error = failure(people, "SELECT nope FROM people;")
+    assert error.statement is None
+    assert str(error) == "SQL compilation error:\ninvalid identifier 'NOPE'"
+
+
+def test_a_long_statement_is_cut_in_the_position() -> None:
+    position = StatementPosition(1, 2, "SELECT " + ", ".join(f"column_{i}" for i in range(40)) + " FROM t")
+    text = str(position)
+    assert text.startswith("(in statement 1 of 2: SELECT column_0, column_1")
+    assert text.endswith("…)")
+    assert len(text) < 110
+
+
+# Snowflake's words -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sql", "kind", "message"),
+    [
+        ("SELECT unknown_fn(1)", SqlCompilationError, "SQL compilation error:\nUnknown function UNKNOWN_FN"),
+        ("SELECT CAST(name AS INT) FROM people WHERE id = 1", ExecutionError, "Numeric value 'ann' is not recognized"),
+        ("SELECT 'x'::NUMBER(10, 2)", ExecutionError, "Numeric value 'x' is not recognized"),
+        ("SELECT '2024-13-45'::DATE", ExecutionError, "Date '2024-13-45' is not recognized"),
+        ("SELECT 'noon'::TIMESTAMP", ExecutionError, "Timestamp 'noon' is not recognized"),
+        ("SELECT 'maybe'::BOOLEAN", ExecutionError, "Boolean value 'maybe' is not recognized"),
+        ("SELECT id / 0 FROM people", ExecutionError, "Division by zero"),
+        (
+            "SELECT id FROM people p JOIN people q ON p.id = q.id",
+            SqlCompilationError,
+            "SQL compilation error:\nambiguous column name 'ID'",
+        ),
+    ],
+)
+def test_failures_are_worded_as_snowflake_words_them(
+    people: lakeclone.Lake, sql: str, kind: type[Exception], message: str
+) -> None:
+    error = failure(people, sql)
+    assert type(error) is kind
+    assert str(error) == message
+
+
+def test_a_conflict_drops_deltas_advice() -> None:
+    message = (
+        "[DELTA_CONCURRENT_APPEND.WITHOUT_HINT] ConcurrentAppendException: Files were added to the root of the "
+        "table by a concurrent update. Please try the operation again.\nConflicting commit: {...}\n"
+        "Refer to https://docs.delta.io/latest/concurrency-control.html for more details."
+    )
+    error = conflict(message)
+    assert str(error) == (
+        "Transaction conflict: Files were added to the root of the table by a concurrent update. "
+        "Please try the operation again."
+    )
+
+
+# Clauses lakeclone parses but does not run are refused --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sql", "named"),
+    [
+        ("SELECT * FROM people CHANGES(INFORMATION => DEFAULT) AT(VERSION => 1)", "CHANGES"),
+        ("SELECT * FROM people CHANGES(INFORMATION => APPEND_ONLY) AT(VERSION => 1)", "CHANGES"),
+        ("SELECT * FROM people CHANGES(INFORMATION => DEFAULT) AT(VERSION => 1) END(VERSION => 2)", "CHANGES"),
+        ("SELECT id FROM people START WITH id = 1 CONNECT BY PRIOR id = id", "CONNECT BY"),
+        (
+            "SELECT * FROM people MATCH_RECOGNIZE (ORDER BY id MEASURES 1 AS x PATTERN (a) DEFINE a AS true)",
+            "MATCH_RECOGNIZE",
+        ),
+        ("SELECT * FROM people p ASOF JOIN people q MATCH_CONDITION(p.id >= q.id)", "ASOF JOIN"),
+        ("SELECT * FROM people, LATERAL FLATTEN(input => ARRAY_CONSTRUCT(1, 2)) f", "FLATTEN"),
+        ("SELECT * FROM TABLE(GENERATOR(ROWCOUNT => 3))", "GENERATOR"),
+        ("SELECT * FROM people SAMPLE (BUCKET 1 OUT OF 2)", "BUCKET"),
+        ("SHOW SCHEMAS HISTORY", "HISTORY"),
+        ("SHOW TABLES FROM 'PEOPLE'", "LIMIT"),
+        ("DROP TABLE people PURGE", "PURGE"),
+        ("CREATE TRANSIENT SCHEMA scratch", "TRANSIENT schemas"),
+    ],
+)
+def test_parsed_but_unsupported_clauses_are_refused(people: lakeclone.Lake, sql: str, named: str) -> None:
+    error = failure(people, sql)
+    assert isinstance(error, SqlCompilationError)
+    assert named in str(error)
+    assert rows(people, "SELECT * FROM people") == [(1, "ann"), (2, "bob")]
+
+
+# No Java traces on the terminal -----------------------------------------------------------------------
+
+TERMINAL_SCRIPT = """
+import sys
+import lakeclone
+
+lake = lakeclone.connect(sys.argv[1])
+lake.sql("CREATE TABLE people (id INT, name STRING); INSERT INTO people VALUES (1, 'ann'), (2, 'bob')")
+for sql in (
+    "SELECT CAST(name AS INT) FROM people WHERE id = 1",
+    "SELECT id / 0 FROM people",
+    "INSERT INTO people SELECT name, id FROM people WHERE id = 1",
+    "SELECT nope FROM people",
+):
+    try:
+        lake.sql(sql).toPandas()
+    except lakeclone.LakecloneError as error:
+        print("FAILED:", str(error).splitlines()[-1])
+print("DONE")
+"""
+
+
+def test_a_terminal_script_prints_no_java_traces(tmp_path: Path) -> None:
+    script = tmp_path / "script.py"
+    script.write_text(textwrap.dedent(TERMINAL_SCRIPT))
+    run = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "warehouse")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == [
+        "FAILED: Numeric value 'ann' is not recognized",
+        "FAILED: Division by zero",
+        "FAILED: Numeric value 'ann' is not recognized",
+        "FAILED: invalid identifier 'NOPE'",
+        "DONE",
+    ]
+    for noise in ("at org.apache", "ERROR Executor", "ERROR TaskSetManager", "Exception in task", "Traceback"):
+        assert noise not in run.stderr, run.stderr
