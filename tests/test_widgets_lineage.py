@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import shutil
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from lake_helpers import location
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch
 
@@ -15,11 +19,12 @@ from lakeclone.errors import LakecloneError
 from lakeclone.widgets import (
     LineageData,
     LineageWidget,
+    WidgetError,
     lineage_html,
     lineage_widget,
     plot_lineage,
 )
-from lakeclone.widgets.lineage import sql_name
+from lakeclone.widgets.lineage import name_lines, sql_name
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -149,10 +154,44 @@ def test_plot_lineage_draws_a_box_per_node_and_a_labelled_arrow_per_edge(graph_l
     assert widths[data.root_id] == max(widths.values()) > widths[data.node(S).id]
     tmp_box = next(b for b in boxes if b.get_url() == data.node(TMP).id)
     assert tmp_box.get_edgecolor()[3] < 1 and tmp_box.get_linestyle() != "solid"
-    names = [t.get_text() for t in gids(figure, "node-label")]
-    for node in data.nodes:
-        assert node.name in names
-    assert any(text.startswith("DROPPED 2024-01-01") for text in names)
+    qualifiers = {t.get_url(): t.get_text() for t in gids(figure, "node-qualifier")}
+    names = {t.get_url(): t.get_text() for t in gids(figure, "node-name")}
+    assert {qualifiers[n.id] + "." + names[n.id] for n in data.nodes} == {n.name for n in data.nodes}
+    assert any(t.get_text().startswith("DROPPED 2024-01-01") for t in gids(figure, "node-label"))
+
+
+def test_clones_of_one_table_in_other_schemas_and_databases_read_apart(lake):
+    lake.sql(
+        "CREATE DATABASE shop; CREATE SCHEMA shop.sales; CREATE TABLE prod_an_hour_ago (id INT);"
+        "CREATE SCHEMA shop.sales_dev CLONE shop.sales; CREATE DATABASE shop_dev CLONE shop"
+    )
+    names = [f"{q}.PROD_AN_HOUR_AGO" for q in ("SHOP.SALES", "SHOP.SALES_DEV", "SHOP_DEV.SALES", "SHOP_DEV.SALES_DEV")]
+
+    widget = lineage_widget(lake, "shop.sales.prod_an_hour_ago")
+
+    assert sorted(n.name for n in widget.data.nodes) == sorted(names)
+    figure = widget.figure()
+    qualifiers = {t.get_url(): t.get_text() for t in gids(figure, "node-qualifier")}
+    tables = {t.get_url(): t.get_text() for t in gids(figure, "node-name")}
+    # Each box says which database and schema its table is in, not just "PROD_AN_HOUR_AGO" four times.
+    assert sorted(f"{qualifiers[n.id]}.{tables[n.id]}" for n in widget.data.nodes) == sorted(names)
+    # The text lines fit their boxes.
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    boxes = {b.get_url(): b.get_window_extent(renderer) for b in gids(figure, "lineage-node")}
+    for text in gids(figure, "node-qualifier") + gids(figure, "node-name") + gids(figure, "node-label"):
+        assert text.get_window_extent(renderer).x1 <= boxes[text.get_url()].x1, text.get_text()
+    # The table and the picker name them in full.
+    assert sorted(cell.lstrip("└ ") for cell in widget.shown().column("table")) == sorted(names)
+    labels = [label for label, _ in widget.root_picker.options]
+    assert float(widget.root_picker.layout.width.removesuffix("em")) >= 0.6 * max(len(label) for label in labels) + 6
+
+
+def test_names_too_long_for_a_box_are_cut_in_the_middle():
+    qualifier, table = name_lines("A_VERY_LONG_DATABASE_NAME_INDEED.AND_A_LONG_SCHEMA_NAME_AS_WELL." + "T" * 60 + "_DEV")
+
+    assert qualifier.startswith("A_VERY_LONG") and qualifier.endswith("AS_WELL") and "…" in qualifier
+    assert table.startswith("TTT") and table.endswith("T_DEV") and "…" in table
+    assert name_lines("LAKE.PUBLIC.ORDERS") == ("LAKE.PUBLIC", "ORDERS")
 
 
 def test_plot_lineage_bars_split_bytes_owned_and_shared(graph_lake):
@@ -245,7 +284,7 @@ def test_picking_another_table_reroots_the_graph(graph_lake):
     assert widget.data.root.name == D and widget.root_picker.value == D
 
 
-def test_refresh_picks_up_new_clones_and_reports_a_dropped_root(lake):
+def test_refresh_picks_up_new_clones_and_says_so_when_the_root_is_dropped(lake):
     lake.sql("CREATE TABLE s (id INT); INSERT INTO s VALUES (1)")
     widget = lineage_widget(lake, "s")
     assert len(widget.data.nodes) == 1
@@ -257,12 +296,28 @@ def test_refresh_picks_up_new_clones_and_reports_a_dropped_root(lake):
     assert len(gids(widget.figure(), "lineage-edge")) == 1
 
     lake.sql("DROP TABLE s")
-    with pytest.raises(LakecloneError):
-        widget.refresh()
     widget.refresh_button.click()
 
-    assert "Refresh failed" in widget.header.value
-    assert body_rows(widget.table.value) == 2  # the last good lineage stays on show
+    assert widget.error == "s is gone: SQL compilation error: Object 'LAKE.PUBLIC.S' does not exist or not authorized."
+    shown = widget.shown()
+    assert shown.status.startswith(widget.error)
+    assert (shown.header, shown.rows, shown.images, widget.data) == ("s · clone lineage", (), 0, None)
+    # The last graph's tables stay on offer, to re-root on one that is still there.
+    assert widget.root_picker.value is None
+    widget.root_picker.value = "LAKE.PUBLIC.C"
+    assert widget.error is None and widget.data.root.name == "LAKE.PUBLIC.C"
+    assert widget.shown().column("table") == ["LAKE.PUBLIC.S", "└ LAKE.PUBLIC.C"]
+
+
+def test_a_table_whose_delta_log_is_gone_is_an_error_not_an_empty_node(lake):
+    lake.sql("CREATE TABLE s (id INT); INSERT INTO s VALUES (1)")
+    widget = lineage_widget(lake, "s")
+
+    shutil.rmtree(Path(location(lake, "s")) / "_delta_log")
+
+    assert widget.refresh() is False
+    assert widget.error == "Refresh failed: LAKE.PUBLIC.S has no Delta log: its folder is gone."
+    assert widget.shown().rows == () and "no log" not in widget.shown().header
 
 
 def test_rerooting_on_a_table_that_is_gone_shows_the_error(lake):
@@ -272,9 +327,17 @@ def test_rerooting_on_a_table_that_is_gone_shows_the_error(lake):
 
     widget.root_picker.value = "LAKE.PUBLIC.C"
 
-    assert "Cannot show LAKE.PUBLIC.C" in widget.header.value
-    assert widget.data.root.name == "LAKE.PUBLIC.S"
-    assert widget.root_picker.value == "LAKE.PUBLIC.S"
+    assert widget.shown().status == (
+        "Re-root failed: Cannot show the clone lineage of LAKE.PUBLIC.C: "
+        "SQL compilation error: Object 'LAKE.PUBLIC.C' does not exist or not authorized."
+    )
+    # The graph on show stays: it is the re-root that failed, not the table shown.
+    assert widget.error is None and widget.data.root.name == "LAKE.PUBLIC.S"
+    assert widget.root_picker.value == "LAKE.PUBLIC.S" and widget.shown().images == 1
+    with pytest.raises(WidgetError) as raised:
+        widget.reroot("c")
+    assert raised.value.__suppress_context__ and raised.value.__cause__ is None
+    assert "\n" not in str(raised.value)
 
 
 def test_rerooting_quotes_names_that_need_it(lake):

@@ -12,6 +12,7 @@ from matplotlib.figure import Figure
 
 from lakeclone.errors import LakecloneError
 from lakeclone.widgets import TimelineData, VersionTimeline, plot_timeline, timeline, timeline_html
+from lakeclone.widgets._live import table_text
 
 if TYPE_CHECKING:
     import lakeclone
@@ -194,8 +195,9 @@ def test_timeline_html_has_one_row_per_version_newest_first_expired_faded(lake, 
     assert table.index(">v4<") < table.index(">v3<") < table.index(">v0<")
     assert table.count("opacity:") == 3
     assert table.count("font-weight:bold") == 1
-    for entry in data.versions:
-        assert entry.query_id and entry.query_id in table
+    _columns, rows = table_text(table)
+    assert [row[-1] for row in rows] == [entry.query_id for entry in reversed(data.versions)]
+    assert all(entry.query_id for entry in data.versions)
 
 
 # VersionTimeline ------------------------------------------------------------
@@ -205,13 +207,33 @@ def test_widget_shows_header_table_and_figure(lake, aged_table):
     widget = timeline(lake, aged_table)
 
     assert isinstance(widget, VersionTimeline)
-    assert "current version <b>v4</b>" in widget.header.value
-    assert "retention 1 day" in widget.header.value
-    assert body_rows(widget.table.value) == 5
+    shown = widget.shown()
+    assert shown.header.startswith("t · current version v4 · 5 versions · retention 1 day: time travel reaches back to 2024-01-02")
+    assert shown.status == "" and widget.error is None
+    assert shown.column("version") == ["v4", "v3", "v2", "v1", "v0"]
+    assert shown.column("retention") == ["within", "within", "expired", "expired", "expired"]
+    assert shown.images == 1
     [output] = widget.plot.outputs
     assert base64.b64decode(output["data"]["image/png"]).startswith(PNG_SIGNATURE)
     assert widget.selected_version == 4
     assert [value for _label, value in widget.version_picker.options] == [4, 3, 2, 1, 0]
+
+
+def test_query_ids_show_in_full_and_wide_tables_scroll_in_place(lake, aged_table):
+    widget = timeline(lake, aged_table)
+
+    # Every id whole, in the model the front end renders.
+    ids = [v.query_id for v in reversed(widget.data.versions)]
+    assert widget.shown().column("query id") == ids and all(len(i) == 36 for i in ids)
+    # It may wrap at its dashes, rather than being cut off at the right of a narrow notebook...
+    assert widget.table.value.count("-<wbr>") == 4 * len(ids)
+    assert widget.table.value.count("white-space:normal") == len(ids)
+    # ...and what is still too wide scrolls under the table itself, not at the bottom of the widget.
+    assert widget.table.layout.overflow == "auto"
+    assert "overflow-x:auto" in widget._repr_mimebundle_()["text/html"]
+    # The picker is as wide as its longest option (ipywidgets' default 300 px cuts them).
+    longest = max(len(label) for label, _ in widget.version_picker.options)
+    assert float(widget.version_picker.layout.width.removesuffix("em")) >= 0.6 * longest + 6
 
 
 def test_picking_a_version_shows_its_parameters_and_metrics(lake, aged_table):
@@ -240,16 +262,48 @@ def test_refresh_button_picks_up_a_new_commit_and_keeps_the_pick(lake, aged_tabl
     assert widget.selected_version == 1
 
 
-def test_refresh_of_a_dropped_table_raises_and_the_button_reports_it(lake, aged_table):
+def test_a_dropped_table_puts_the_timeline_in_the_error_state_until_it_is_back(lake, aged_table):
     widget = timeline(lake, aged_table)
+    widget.selected_version = 2
     lake.sql("DROP TABLE t")
 
-    with pytest.raises(LakecloneError):
-        widget.refresh()
+    assert widget.refresh() is False
+
+    assert widget.error == "t is gone: SQL compilation error: Object 'LAKE.PUBLIC.T' does not exist or not authorized."
+    shown = widget.shown()
+    assert shown.status.startswith(widget.error) and "UNDROP TABLE" in shown.status
+    # Nothing stale stays on show: no versions, no picture, nothing to pick.
+    assert (shown.header, shown.rows, shown.images) == ("t · version timeline", (), 0)
+    assert widget.data is None and widget.static() == b"" and widget.details.value == ""
+    assert widget.version_picker.options == () and widget.version_picker.disabled
+    assert widget.selected_version is None
+    with pytest.raises(ValueError, match="no version timeline on show"):
+        widget.figure()
+    bundle = widget._repr_mimebundle_()
+    assert "image/png" not in bundle and "t is gone" in bundle["text/html"] and "<table" not in bundle["text/html"]
+
+    lake.sql("UNDROP TABLE t")
     widget.refresh_button.click()
 
-    assert "Refresh failed" in widget.header.value
-    assert body_rows(widget.table.value) == 5  # the last good timeline stays on show
+    assert widget.error is None and widget.shown().status == ""
+    assert len(widget.shown().rows) == 5 and widget.shown().images == 1
+    assert widget.selected_version == 4 and not widget.version_picker.disabled
+
+
+def test_two_timelines_of_one_table_each_show_the_moment_they_read(lake, clock):
+    # What notebook 01 relies on: a widget shown in one section is not changed by a later section's.
+    lake.sql("CREATE TABLE t (id INT); INSERT INTO t VALUES (1)")
+    morning = timeline(lake, "t")
+    lake.sql("ALTER TABLE t SET DATA_RETENTION_TIME_IN_DAYS = 1")
+    clock.advance(days=2)
+
+    later = timeline(lake, "t")
+
+    assert "retention 7 days" in morning.shown().header and "retention 1 day" in later.shown().header
+    assert morning.shown().column("retention") == ["within"] * 2
+    assert later.shown().column("retention") == ["within", "expired"]
+    assert "retention 7 days" in morning._repr_mimebundle_()["text/html"]
+    assert morning.refresh() and morning.shown().rows == later.shown().rows
 
 
 def test_static_rendering_is_png_and_the_mimebundle_falls_back_to_it(lake, aged_table):

@@ -221,6 +221,8 @@ def test_vacuum_now_needs_a_plan_and_a_confirming_second_click(lake, cloned, ret
     assert explorer.armed
     assert explorer.confirmation.value.startswith(f"Delete {doomed} (")
     assert explorer.vacuum_button.description == f"Confirm: delete {doomed}"
+    # ipywidgets' fixed button width (148 px) would cut that label; these buttons size to their text.
+    assert explorer.vacuum_button.layout.width == explorer.cancel_button.layout.width == "auto"
     assert data_files(folder) == before  # nothing deleted by the first click
 
     explorer.cancel_button.click()
@@ -230,11 +232,15 @@ def test_vacuum_now_needs_a_plan_and_a_confirming_second_click(lake, cloned, ret
     assert not explorer.armed
     assert data_files(folder) == before
 
-    # No plan on show (the table is gone): the button is off.
+    # No plan on show (the table is gone): the widget says so, and the button is off.
+    explorer.vacuum_button.click()
     lake.sql("DROP TABLE s")
     assert explorer.replan() is None
-    assert explorer.plan is None and explorer.vacuum_button.disabled
-    assert "Planning failed" in explorer.result.value
+    assert explorer.plan is None and explorer.vacuum_button.disabled and not explorer.armed
+    assert explorer.error == "s is gone: SQL compilation error: Object 'LAKE.PUBLIC.S' does not exist or not authorized."
+    shown = explorer.shown()
+    assert shown.status.startswith(explorer.error) and (shown.rows, shown.images) == ((), 0)
+    assert explorer.files.children == () and explorer.vacuum_button.description == "Vacuum now"
     explorer.vacuum_button.click()
     assert not explorer.armed
     assert data_files(folder) == before

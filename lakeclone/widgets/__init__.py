@@ -1,7 +1,11 @@
 """Jupyter widgets for looking at lakeclone tables.
 
 Each widget is an ipywidgets box that live-updates in a kernel and falls back
-to static HTML and PNG where widgets cannot run. Importing this package
+to static HTML and PNG where widgets cannot run. All of them share
+:class:`LiveWidget`'s plumbing: a table that cannot be read raises a one-line
+:class:`WidgetError` when the widget is made, and puts the widget in an error
+state (it says so, and shows nothing stale) when a refresh fails; ``shown()``
+reads back what a widget shows, as :class:`Shown`. Importing this package
 imports ipywidgets and matplotlib, which ``import lakeclone`` alone does not.
 
 Example:
@@ -13,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+from lakeclone.widgets._live import LiveWidget, Shown, WidgetError
 from lakeclone.widgets.lineage import (
     LineageData,
     LineageWidget,
@@ -40,11 +45,14 @@ from lakeclone.widgets.vacuum import (
 __all__ = [
     "LineageData",
     "LineageWidget",
+    "LiveWidget",
     "ReasonGroup",
+    "Shown",
     "TimelineData",
     "VacuumExplorer",
     "VersionEntry",
     "VersionTimeline",
+    "WidgetError",
     "lineage_html",
     "lineage_widget",
     "plot_lineage",

@@ -227,6 +227,7 @@ def html_table(
     *,
     row_styles: Sequence[str] | None = None,
     numeric_columns: Sequence[int] = (),
+    wrapping_columns: Sequence[int] = (),
 ) -> str:
     """An HTML table with inline styles only.
 
@@ -238,6 +239,8 @@ def html_table(
         rows: cells as HTML (the caller escapes text it puts in them).
         row_styles: one CSS declaration string per row, e.g. for greying out.
         numeric_columns: indexes of right-aligned columns.
+        wrapping_columns: indexes of columns whose cells may wrap (at ``<wbr>``
+            or spaces) when the table is wider than the page; the others never do.
 
     Returns:
         A ``<table>`` element.
@@ -248,7 +251,8 @@ def html_table(
     """
     def cell(tag: str, content: str, index: int) -> str:
         align = "right" if index in numeric_columns else "left"
-        return f'<{tag} style="text-align:{align};padding:2px 8px;white-space:nowrap;">{content}</{tag}>'
+        wrap = "normal" if index in wrapping_columns and tag == "td" else "nowrap"
+        return f'<{tag} style="text-align:{align};padding:2px 8px;white-space:{wrap};">{content}</{tag}>'
 
     header = "".join(cell("th", html.escape(name), i) for i, name in enumerate(columns))
     body = []

@@ -18,7 +18,6 @@ Example:
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import datetime as dt
 import html
@@ -36,6 +35,7 @@ from matplotlib.textpath import TextPath
 from lakeclone.clones.lineage import Lineage, LineageNode
 from lakeclone.errors import LakecloneError
 from lakeclone.widgets import _style
+from lakeclone.widgets._live import LiveWidget, WidgetError, fit_picker, one_line
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -48,14 +48,15 @@ Edge = tuple[str, str, int | None]
 # The default figure is laid out in inches (one data unit = one inch), so that
 # the text in the boxes fits whatever the size of the graph.
 _BOX_WIDTH = 2.75
-_BOX_HEIGHT = 1.3
+_BOX_HEIGHT = 1.45
 _COLUMN_PITCH = 3.55  # box plus room for an arrow and its label
-_ROW_PITCH = 1.6
+_ROW_PITCH = 1.75
 _MARGIN = 0.25
 _TITLE_HEIGHT = 0.45
 _LEGEND_HEIGHT = 0.45
 _MIN_WIDTH = 7.0
 _NAME_POINTS = 9.0
+_QUALIFIER_POINTS = 7.5
 _NAME_WIDTH = (_BOX_WIDTH - 0.2) * 72  # points of text that fit in a box
 
 # Unquoted identifiers as lsql normalises them; anything else needs quotes.
@@ -270,9 +271,10 @@ def plot_lineage(data: LineageData, ax: Axes | None = None) -> Figure:
     run from source to clone, labelled with the source version cloned, ``@v3``.
 
     Artists carry gids: ``lineage-node`` (one box per table), ``lineage-edge``
-    (one arrow per clone), ``edge-label``, ``node-label``, ``owned-bytes`` and
-    ``shared-bytes`` (the bar's two parts, one each per table), and
-    ``root-node`` on the root's box instead of ``lineage-node``'s plain style.
+    (one arrow per clone), ``edge-label``, ``node-qualifier`` and ``node-name``
+    (the table's ``DB.SCHEMA`` and its own name, see :func:`name_lines`),
+    ``node-label`` (the box's other lines), and ``owned-bytes`` and
+    ``shared-bytes`` (the bar's two parts, one each per table).
     Every node's artists also carry its id in their ``url``.
 
     Args:
@@ -353,18 +355,20 @@ def _draw_node(ax: Axes, node: LineageNode, centre: tuple[float, float], *, is_r
     ax.add_patch(box)
     text_x = left + 0.1
 
-    def line(y: float, text: str, **style: Any) -> None:
-        ax.text(
-            text_x, y, text, ha="left", va="center", alpha=alpha, zorder=3, gid="node-label", url=node.id, **style
-        )
+    def line(y: float, text: str, *, gid: str = "node-label", **style: Any) -> None:
+        ax.text(text_x, y, text, ha="left", va="center", alpha=alpha, zorder=3, gid=gid, url=node.id, **style)
 
-    line(top - 0.19, _shorten(node.name), fontsize=_NAME_POINTS, fontweight="bold")
-    version = "no log" if node.version is None else f"v{node.version}"
-    line(top - 0.40, f"{node.kind} · current {version}", fontsize=7.5, color=_style.MARKER_EDGE_COLOUR)
-    line(top - 0.58, f"created {_style.format_timestamp(node.created_at)}", fontsize=7)
+    # Database and schema on a line of their own, above the table's name, so
+    # that clones of one table in other schemas and databases read apart.
+    qualifier, table = name_lines(node.name)
+    line(top - 0.17, qualifier, fontsize=_QUALIFIER_POINTS, color=_style.MARKER_EDGE_COLOUR, gid="node-qualifier")
+    line(top - 0.36, table, fontsize=_NAME_POINTS, fontweight="bold", gid="node-name")
+    version = _version_text(node)
+    line(top - 0.56, f"{node.kind} · current {version}", fontsize=7.5, color=_style.MARKER_EDGE_COLOUR)
+    line(top - 0.73, f"created {_style.format_timestamp(node.created_at)}", fontsize=7)
     if node.dropped_at is not None:
         line(
-            top - 0.75,
+            top - 0.90,
             f"DROPPED {_style.format_timestamp(node.dropped_at)}",
             fontsize=7,
             color=_style.ERROR_COLOUR,
@@ -478,26 +482,51 @@ def _draw_edge(
     )
 
 
+def _version_text(node: LineageNode) -> str:
+    """``v3``; ``purged`` for a dropped table whose log is gone; ``no log`` if a live one's is."""
+    if node.version is not None and node.version >= 0:
+        return f"v{node.version}"
+    return "purged" if node.dropped_at is not None else "no log"
+
+
 def _files_and_bytes(files: int, size: int) -> str:
     return f"{_style.format_files(files)}, {_style.format_bytes(size)}"
 
 
-def _shorten(name: str) -> str:
-    """The name if it fits a box; else the table's own name, cut at the end if need be."""
-    font = FontProperties(size=_NAME_POINTS, weight="bold")
+def name_lines(qualified: str) -> tuple[str, str]:
+    """A node's name as its box shows it: ``DB.SCHEMA`` above, the table's own name below.
 
-    def fits(text: str) -> bool:
-        return TextPath((0, 0), text, prop=font).get_extents().width <= _NAME_WIDTH
+    Each line is cut in the middle with an ellipsis if it is too wide for the
+    box, so that both its start and its end (``..._DEV``) still show.
 
-    if fits(name):
-        return name
-    table = name.split(".", 2)[-1]
-    if fits(table):
-        return table
-    end = len(table) - 1
-    while end > 1 and not fits(table[:end] + "…"):
-        end -= 1
-    return table[:end] + "…"
+    Example:
+        >>> name_lines("SHOP_DEV.SALES_DEV.PROD_AN_HOUR_AGO")
+        ('SHOP_DEV.SALES_DEV', 'PROD_AN_HOUR_AGO')
+    """
+    parts = qualified.split(".", 2)
+    qualifier, table = ".".join(parts[:-1]), parts[-1]
+    return (
+        _fit(qualifier, FontProperties(size=_QUALIFIER_POINTS)),
+        _fit(table, FontProperties(size=_NAME_POINTS, weight="bold")),
+    )
+
+
+def _fit(text: str, font: FontProperties) -> str:
+    """``text`` if it fits a box's width in ``font``; else its start and end around an ellipsis."""
+
+    def fits(candidate: str) -> bool:
+        return TextPath((0, 0), candidate, prop=font).get_extents().width <= _NAME_WIDTH
+
+    if fits(text):
+        return text
+    keep = len(text) - 1
+    while keep > 2:
+        head = (keep + 1) // 2
+        candidate = text[:head] + "…" + text[len(text) - (keep - head) :]
+        if fits(candidate):
+            return candidate
+        keep -= 1
+    return text[:1] + "…"
 
 
 def _legend_handles(data: LineageData) -> list[Any]:
@@ -556,7 +585,7 @@ def lineage_html(data: LineageData) -> str:
                 + _style.colour_swatch(_style.CLONE_KIND_COLOURS.get(node.kind, _style.KIND_COLOURS["other"]))
                 + html.escape(node.name),
                 html.escape(node.kind),
-                "–" if node.version is None else f"v{node.version}",
+                _version_text(node),
                 cloned_from,
                 _style.format_timestamp(node.created_at),
                 "–" if node.dropped_at is None else _style.format_timestamp(node.dropped_at),
@@ -591,7 +620,9 @@ def lineage_html(data: LineageData) -> str:
     )
 
 
-def _header_html(data: LineageData) -> str:
+def _header_html(data: LineageData | None, table_name: str) -> str:
+    if data is None:
+        return f"<b>{html.escape(table_name)}</b> · clone lineage"
     root = data.root
     source = data.source_of(root)
     what = html.escape(root.kind)
@@ -599,7 +630,7 @@ def _header_html(data: LineageData) -> str:
         at = "" if root.source_version is None else f"@v{root.source_version}"
         what += f" of {html.escape(source.name)}{at}"
     below = len(data.nodes) - 1 - _ancestor_count(data)
-    version = "no log" if root.version is None else f"v{root.version}"
+    version = _version_text(root)
     return (
         f"<b>{html.escape(root.name)}</b> · {what} · current version <b>{version}</b> · "
         f"{_ancestor_count(data)} {'source' if _ancestor_count(data) == 1 else 'sources'} above, "
@@ -622,7 +653,7 @@ def _ancestor_count(data: LineageData) -> int:
 # LineageWidget ----------------------------------------------------------------------
 
 
-class LineageWidget(ipywidgets.VBox):
+class LineageWidget(LiveWidget[LineageData]):
     """A live clone lineage of one table, for notebooks.
 
     Shows a header (the table, its kind and source, how much it owns and
@@ -630,13 +661,19 @@ class LineageWidget(ipywidgets.VBox):
     table in it, :func:`plot_lineage`'s figure and :func:`lineage_html`'s
     table. Where widgets cannot run it renders as static HTML and PNG.
 
+    When a refresh fails (the root was dropped, say), the widget says so in
+    its status line and shows no graph until a refresh or a re-root succeeds;
+    see :class:`~lakeclone.widgets._live.LiveWidget`.
+
     Args:
         lake: the Lake holding the table.
         table_name: the table as Python names it to the Lake.
 
     Attributes:
-        data: the :class:`LineageData` on show.
+        data: the :class:`LineageData` on show; None in the error state.
+        error: what the last refresh could not read, or None.
         header: the header line (``ipywidgets.HTML``).
+        status: what failed, if anything (``HTML``).
         refresh_button: reloads from the lake.
         root_picker: a ``Dropdown`` of the graph's live tables; picking one
             re-roots the graph on it.
@@ -644,54 +681,15 @@ class LineageWidget(ipywidgets.VBox):
         table: the nodes table (``HTML``).
 
     Raises:
-        LakecloneError: the table's lineage cannot be read.
+        WidgetError: the table's lineage cannot be read (one line, nothing chained).
 
     Example:
         >>> widget = LineageWidget(lake, "dev")            # doctest: +SKIP
         >>> widget.reroot("LAKE.PUBLIC.PROD")              # doctest: +SKIP
     """
 
-    data: LineageData
-
-    def __init__(self, lake: Lake, table_name: str) -> None:
-        data = LineageData.from_lake(lake, table_name)
-        self._lake = lake
-        self._table_name = table_name
-        self._png = b""
-        self._syncing = False
-        self.header = ipywidgets.HTML()
-        self.refresh_button = ipywidgets.Button(
-            description="Refresh", icon="refresh", tooltip="Reload the lineage from the lake"
-        )
-        self.root_picker = ipywidgets.Dropdown(
-            description="Root", layout=ipywidgets.Layout(width="auto"), tooltip="Re-root on another table"
-        )
-        self.plot = ipywidgets.Output()
-        self.table = ipywidgets.HTML()
-        super().__init__(
-            children=[
-                self.header,
-                ipywidgets.HBox([self.refresh_button, self.root_picker]),
-                self.plot,
-                self.table,
-            ]
-        )
-        self.refresh_button.on_click(self._on_refresh_clicked)
-        self.root_picker.observe(self._on_root_picked, names="value")
-        self._show(data)
-
-    @property
-    def table_name(self) -> str:
-        """The table the graph is rooted on, as last given to the Lake."""
-        return self._table_name
-
-    def refresh(self) -> None:
-        """Reload the lineage of the current root from the lake.
-
-        Raises:
-            LakecloneError: the root can no longer be read (e.g. it was dropped).
-        """
-        self._show(LineageData.from_lake(self._lake, self._table_name))
+    kind = "clone lineage"
+    refresh_tooltip = "Reload the lineage from the lake"
 
     def reroot(self, name: str) -> None:
         """Show the lineage of another table, by a name the Lake understands.
@@ -700,48 +698,45 @@ class LineageWidget(ipywidgets.VBox):
         of a live table, in or outside the graph on show.
 
         Raises:
-            LakecloneError: the table cannot be read; the graph on show stays.
+            WidgetError: the table cannot be read; what is on show stays.
         """
-        data = LineageData.from_lake(self._lake, sql_name(name) if name in self._names() else name)
+        target = sql_name(name) if name in self._names() else name
+        try:
+            data = LineageData.from_lake(self._lake, target)
+        except LakecloneError as error:
+            raise WidgetError(f"Cannot show the {self.kind} of {name}: {one_line(error)}") from None
         self._table_name = data.table
         self._show(data)
 
-    def figure(self) -> Figure:
-        """A new figure of the lineage on show; see :func:`plot_lineage`."""
-        return plot_lineage(self.data)
+    # LiveWidget --------------------------------------------------------------------
 
-    def static(self) -> bytes:
-        """The lineage figure as PNG bytes, for places widgets cannot run."""
-        return self._png
+    def _read(self) -> LineageData:
+        data = LineageData.from_lake(self._lake, self._table_name)
+        if data.root.version is None or data.root.version < 0:
+            # The catalog lists the table, but its Delta log is gone (its folder
+            # was deleted behind the Lake's back; Delta then reports version -1):
+            # there is nothing to show.
+            raise LakecloneError(f"{data.root.name} has no Delta log: its folder is gone.")
+        return data
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        bundle = super()._repr_mimebundle_(**kwargs) or {"text/plain": repr(self)}
-        png = base64.b64encode(self._png).decode("ascii")
-        alt = f"clone lineage of {html.escape(self.data.root.name)}"
-        bundle["image/png"] = png
-        bundle["text/html"] = (
-            f"<div>{_header_html(self.data)}</div>{lineage_html(self.data)}"
-            f'<img src="data:image/png;base64,{png}" alt="{alt}">'
-        )
-        return bundle
+    def _plot(self, data: LineageData) -> Figure:
+        return plot_lineage(data)
 
-    def _names(self) -> set[str]:
-        return {n.name for n in self.data.nodes}
+    def _title(self, data: LineageData) -> str:
+        return data.root.name
 
-    def _show(self, data: LineageData) -> None:
-        self.data = data
-        self._png = _style.figure_to_png(plot_lineage(data))
-        self.header.value = _header_html(data)
-        self.plot.outputs = (
-            {
-                "output_type": "display_data",
-                "data": {
-                    "image/png": base64.b64encode(self._png).decode("ascii"),
-                    "text/plain": f"<clone lineage of {data.root.name}>",
-                },
-                "metadata": {},
-            },
-        )
+    def _header_html(self, data: LineageData | None) -> str:
+        return _header_html(data, self._table_name)
+
+    def _static_html(self, data: LineageData) -> str:
+        return lineage_html(data)
+
+    def _children(self) -> list[ipywidgets.Widget]:
+        self.root_picker = ipywidgets.Dropdown(description="Root", tooltip="Re-root on another table")
+        self.root_picker.observe(self._on_root_picked, names="value")
+        return [ipywidgets.HBox([self.refresh_button, self.root_picker]), self.plot, self.table]
+
+    def _render(self, data: LineageData) -> None:
         self.table.value = lineage_html(data)
         # Only live tables can be read again; dropped ones stay in the figure.
         options = [
@@ -749,37 +744,35 @@ class LineageWidget(ipywidgets.VBox):
             for n in data.nodes
             if n.dropped_at is None or n.id == data.root_id
         ]
-        self._syncing = True
-        try:
+        with self._quietly():
             self.root_picker.options = options
             self.root_picker.value = data.root.name
-        finally:
-            self._syncing = False
+        fit_picker(self.root_picker, [label for label, _ in options])
+
+    def _clear(self) -> None:
+        # The tables of the last graph stay on offer, to re-root on one still there.
+        self.root_picker.value = None
+
+    def _names(self) -> set[str]:
+        return {name for _label, name in self.root_picker.options}
 
     def _on_root_picked(self, change: Mapping[str, Any]) -> None:
-        if self._syncing or change["new"] is None or change["new"] == self.data.root.name:
+        picked = change["new"]
+        if self._syncing or picked is None or (self.data is not None and picked == self.data.root.name):
             return
         try:
-            self.reroot(change["new"])
-        except LakecloneError as error:
-            self.header.value = (
-                _style.error_html(f"Cannot show {change['new']}", error) + f"<br>{_header_html(self.data)}"
-            )
-            self._syncing = True
-            try:
-                self.root_picker.value = self.data.root.name
-            finally:
-                self._syncing = False
-
-    def _on_refresh_clicked(self, _button: ipywidgets.Button) -> None:
-        try:
-            self.refresh()
-        except LakecloneError as error:
-            self.header.value = _style.error_html("Refresh failed", error) + f"<br>{_header_html(self.data)}"
+            self.reroot(picked)
+        except WidgetError as error:
+            self._note("Re-root failed", error)
+            with self._quietly():
+                self.root_picker.value = None if self.data is None else self.data.root.name
 
 
 def lineage_widget(lake: Lake, table_name: str) -> LineageWidget:
     """A :class:`LineageWidget` of one table: the notebook one-liner.
+
+    Raises:
+        WidgetError: the table does not exist or cannot be read (one line, nothing chained).
 
     Example:
         >>> from lakeclone.widgets import lineage_widget

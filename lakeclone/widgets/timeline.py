@@ -8,7 +8,7 @@ Three layers, so that everything but the clicking is testable headless:
   figure and an HTML table.
 * :class:`VersionTimeline` puts both in an ipywidgets box with a refresh button
   and a version picker, and falls back to static HTML and PNG where widgets
-  cannot run.
+  cannot run (the plumbing all widgets share is in :mod:`lakeclone.widgets._live`).
 
 Example:
     >>> from lakeclone.widgets import timeline
@@ -18,7 +18,6 @@ Example:
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import datetime as dt
 import html
@@ -34,8 +33,8 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from lakeclone.errors import LakecloneError
 from lakeclone.widgets import _style
+from lakeclone.widgets._live import LiveWidget, fit_picker, scrolling_html
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -333,7 +332,8 @@ def plot_timeline(data: TimelineData, ax: Axes | None = None, *, spacing: Spacin
     ax.set_ylabel("files  ↑ added  ↓ removed")
     ax.spines[["top", "right"]].set_visible(False)
     ax.set_title(
-        f"{data.table}: {len(data.versions)} versions, current v{data.current.version}, "
+        f"{data.table}: {len(data.versions)} {'version' if len(data.versions) == 1 else 'versions'}, "
+        f"current v{data.current.version}, "
         f"retention {_style.format_days(data.retention_days)}",
         fontsize=10,
         loc="left",
@@ -531,7 +531,8 @@ def timeline_html(data: TimelineData, *, selected_version: int | None = None) ->
                 f"+{entry.files_added:,}",
                 f"−{entry.files_removed:,}",
                 "within" if entry.within_retention else "expired",
-                f"<code>{html.escape(entry.query_id or '')}</code>",
+                # Break opportunities at the dashes, so that the id wraps rather than being cut off.
+                "<code>" + "-<wbr>".join(html.escape(part) for part in (entry.query_id or "").split("-")) + "</code>",
             ]
         )
         style = "" if entry.within_retention else f"opacity:{_style.EXPIRED_OPACITY};"
@@ -543,14 +544,18 @@ def timeline_html(data: TimelineData, *, selected_version: int | None = None) ->
         rows,
         row_styles=styles,
         numeric_columns=[3, 4, 5],
+        wrapping_columns=[7],
     )
 
 
-def _header_html(data: TimelineData) -> str:
-    table = html.escape(data.table)
+def _header_html(data: TimelineData | None, table_name: str) -> str:
+    table = html.escape(table_name)
+    if data is None:
+        return f"<b>{table}</b> · version timeline"
     return (
         f"<b>{table}</b> · current version <b>v{data.current.version}</b> · "
-        f"{len(data.versions)} versions · retention {_style.format_days(data.retention_days)}: "
+        f"{len(data.versions)} {'version' if len(data.versions) == 1 else 'versions'} · "
+        f"retention {_style.format_days(data.retention_days)}: "
         f"time travel reaches back to {_style.format_timestamp(data.horizon)} "
         f"<small>(as of {_style.format_timestamp(data.now)})</small>"
     )
@@ -572,7 +577,7 @@ def _details_html(entry: VersionEntry) -> str:
     )
 
 
-class VersionTimeline(ipywidgets.VBox):
+class VersionTimeline(LiveWidget[TimelineData]):
     """A live timeline of one table's versions, for notebooks.
 
     Shows a header (table, current version, retention), a refresh button, a
@@ -581,14 +586,20 @@ class VersionTimeline(ipywidgets.VBox):
     figure. Where widgets cannot run (nbval, GitHub, PDF exports) it renders
     as static HTML and PNG instead.
 
+    When a refresh fails (the table was dropped, say), the widget says so in
+    its status line and shows no versions until a refresh succeeds; see
+    :class:`~lakeclone.widgets._live.LiveWidget`.
+
     Args:
         lake: the Lake holding the table.
         table_name: the table as SQL names it.
         spacing: how the figure spaces versions; see :data:`Spacing`.
 
     Attributes:
-        data: the :class:`TimelineData` on show.
+        data: the :class:`TimelineData` on show; None in the error state.
+        error: what the last refresh could not read, or None.
         header: the header line (``ipywidgets.HTML``).
+        status: what failed, if anything (``HTML``).
         refresh_button: reloads from the lake.
         version_picker: a ``Dropdown`` of versions, newest first.
         details: the picked version's parameters and metrics (``HTML``).
@@ -596,7 +607,7 @@ class VersionTimeline(ipywidgets.VBox):
         plot: the figure, as a PNG in an ``Output``.
 
     Raises:
-        LakecloneError: the table cannot be read.
+        WidgetError: the table cannot be read (one line, nothing chained).
 
     Example:
         >>> widget = VersionTimeline(lake, "t")     # doctest: +SKIP
@@ -604,122 +615,82 @@ class VersionTimeline(ipywidgets.VBox):
         >>> widget.selected_version = 2             # doctest: +SKIP
     """
 
-    data: TimelineData
+    kind = "version timeline"
+    refresh_tooltip = "Reload the history from the lake"
 
     def __init__(self, lake: Lake, table_name: str, *, spacing: Spacing = "even") -> None:
-        # Read first, so that a missing table fails before any widget is made.
-        data = TimelineData.from_lake(lake, table_name)
-        self._lake = lake
-        self._table_name = table_name
+        if spacing not in ("even", "time"):
+            raise ValueError(f"spacing must be 'even' or 'time', not {spacing!r}")
         self._spacing: Spacing = spacing
-        self._png = b""
-        self.header = ipywidgets.HTML()
-        self.refresh_button = ipywidgets.Button(
-            description="Refresh", icon="refresh", tooltip="Reload the history from the lake"
-        )
-        self.version_picker = ipywidgets.Dropdown(
-            description="Version", layout=ipywidgets.Layout(width="auto")
-        )
-        self.details = ipywidgets.HTML()
-        self.table = ipywidgets.HTML()
-        self.plot = ipywidgets.Output()
-        super().__init__(
-            children=[
-                self.header,
-                ipywidgets.HBox([self.refresh_button, self.version_picker]),
-                self.details,
-                self.table,
-                self.plot,
-            ]
-        )
-        self.refresh_button.on_click(self._on_refresh_clicked)
-        self.version_picker.observe(self._on_version_picked, names="value")
-        self._show(data)
+        super().__init__(lake, table_name)
 
     @property
-    def selected_version(self) -> int:
-        """The version whose details are shown; set it to pick another."""
-        return int(self.version_picker.value)
+    def selected_version(self) -> int | None:
+        """The version whose details are shown (None in the error state); set it to pick another."""
+        value = self.version_picker.value
+        return None if value is None else int(value)
 
     @selected_version.setter
     def selected_version(self, version: int) -> None:
+        if self.data is None:
+            raise ValueError(f"no {self.kind} on show: {self.error}")
         self.data.entry(version)  # a KeyError here beats the Dropdown's TraitError
         self.version_picker.value = version
 
-    def refresh(self) -> None:
-        """Reload the history and retention from the lake, keeping the picked version.
+    # LiveWidget --------------------------------------------------------------------
 
-        Raises:
-            LakecloneError: the table can no longer be read (e.g. it was dropped).
-        """
-        self._show(TimelineData.from_lake(self._lake, self._table_name))
+    def _read(self) -> TimelineData:
+        return TimelineData.from_lake(self._lake, self._table_name)
 
-    def figure(self) -> Figure:
-        """A new figure of the timeline on show; see :func:`plot_timeline`."""
-        return plot_timeline(self.data, spacing=self._spacing)
+    def _plot(self, data: TimelineData) -> Figure:
+        return plot_timeline(data, spacing=self._spacing)
 
-    def static(self) -> bytes:
-        """The timeline's figure as PNG bytes, for places widgets cannot run."""
-        return self._png
+    def _header_html(self, data: TimelineData | None) -> str:
+        return _header_html(data, self._table_name)
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        # Front ends pick the richest type they can render: the live widget
-        # in a kernel, else the HTML (header, table and figure), else the PNG.
-        bundle = super()._repr_mimebundle_(**kwargs) or {"text/plain": repr(self)}
-        png = base64.b64encode(self._png).decode("ascii")
-        alt = f"version timeline of {html.escape(self.data.table)}"
-        bundle["image/png"] = png
-        bundle["text/html"] = (
-            f"<div>{_header_html(self.data)}</div>{timeline_html(self.data)}"
-            f'<img src="data:image/png;base64,{png}" alt="{alt}">'
-        )
-        return bundle
+    def _static_html(self, data: TimelineData) -> str:
+        return timeline_html(data)
 
-    def _show(self, data: TimelineData) -> None:
-        self.data = data
-        self._png = _style.figure_to_png(plot_timeline(data, spacing=self._spacing))
-        self.header.value = _header_html(data)
-        # The PNG goes in as display data rather than via `with self.plot:
-        # display(figure)`, which needs a kernel and the inline backend; this
-        # way the same code runs in tests, and no pyplot figure is left open.
-        self.plot.outputs = (
-            {
-                "output_type": "display_data",
-                "data": {
-                    "image/png": base64.b64encode(self._png).decode("ascii"),
-                    "text/plain": f"<version timeline of {data.table}>",
-                },
-                "metadata": {},
-            },
-        )
+    def _children(self) -> list[ipywidgets.Widget]:
+        self.version_picker = ipywidgets.Dropdown(description="Version")
+        self.details = scrolling_html()
+        self.version_picker.observe(self._on_version_picked, names="value")
+        return [
+            ipywidgets.HBox([self.refresh_button, self.version_picker]),
+            self.details,
+            self.table,
+            self.plot,
+        ]
+
+    def _render(self, data: TimelineData) -> None:
         kept = self.version_picker.value
         versions = [v.version for v in data.versions]
-        self.version_picker.options = [
+        options = [
             (f"v{v.version} · {v.operation} · {_style.format_timestamp(v.timestamp)}", v.version)
             for v in reversed(data.versions)
         ]
-        self.version_picker.value = kept if kept in versions else data.current.version
-        # Setting the same value again fires no change event, so render here too.
+        with self._quietly():
+            self.version_picker.options = options
+            self.version_picker.value = kept if kept in versions else data.current.version
+        self.version_picker.disabled = False
+        fit_picker(self.version_picker, [label for label, _ in options])
         self._show_selection()
 
+    def _clear(self) -> None:
+        self.version_picker.options = []
+        self.version_picker.disabled = True
+        self.details.value = ""
+
     def _show_selection(self) -> None:
+        if self.data is None or self.version_picker.value is None:
+            return
         selected = self.version_picker.value
         self.details.value = _details_html(self.data.entry(selected))
         self.table.value = timeline_html(self.data, selected_version=selected)
 
     def _on_version_picked(self, _change: Mapping[str, Any]) -> None:
-        self._show_selection()
-
-    def _on_refresh_clicked(self, _button: ipywidgets.Button) -> None:
-        try:
-            self.refresh()
-        except LakecloneError as error:
-            # A click handler's exception goes to the kernel log, not the
-            # notebook; show it where the user is looking.
-            self.header.value = (
-                f'<span style="color:{_style.KIND_COLOURS["delete"]};">Refresh failed: '
-                f"{html.escape(str(error))}</span><br>{_header_html(self.data)}"
-            )
+        if not self._syncing:
+            self._show_selection()
 
 
 def timeline(lake: Lake, table_name: str, *, spacing: Spacing = "even") -> VersionTimeline:
@@ -732,6 +703,9 @@ def timeline(lake: Lake, table_name: str, *, spacing: Spacing = "even") -> Versi
 
     Returns:
         The widget; leave it last in a cell to show it.
+
+    Raises:
+        WidgetError: the table does not exist or cannot be read (one line, nothing chained).
 
     Example:
         >>> import lakeclone

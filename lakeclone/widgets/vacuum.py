@@ -18,9 +18,7 @@ Example:
 
 from __future__ import annotations
 
-import base64
 import dataclasses
-import datetime as dt
 import html
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -33,6 +31,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator
 from lakeclone.errors import LakecloneError
 from lakeclone.vacuum.plan import FileDecision, Reason, VacuumPlan
 from lakeclone.widgets import _style
+from lakeclone.widgets._live import LiveWidget, button, scrolling_html
 from lakeclone.widgets.timeline import RETENTION_PARAMETER
 
 if TYPE_CHECKING:
@@ -269,7 +268,16 @@ def files_html(plan: VacuumPlan, group: ReasonGroup) -> str:
 # VacuumExplorer ---------------------------------------------------------------------
 
 
-class VacuumExplorer(ipywidgets.VBox):
+@dataclasses.dataclass(frozen=True)
+class _Planned:
+    """A plan, the retention it was made with, and the table's own retention, read together."""
+
+    plan: VacuumPlan
+    hours: int
+    configured_hours: float
+
+
+class VacuumExplorer(LiveWidget[_Planned]):
     """Explore what ``VACUUM`` would delete from a table, then run it deliberately.
 
     Shows a header (the table and its configured retention), a retention
@@ -284,7 +292,9 @@ class VacuumExplorer(ipywidgets.VBox):
     plans once more and, if the files to delete have changed since the plan
     on show (new commits, a moved clock), shows the new plan and asks again
     instead. Errors, such as Delta's retention check refusing a short
-    RETAIN, are shown in the widget rather than raised.
+    RETAIN, are shown in the widget rather than raised. A table that can no
+    longer be planned (dropped, say) puts the widget in the error state of
+    :class:`~lakeclone.widgets._live.LiveWidget`: no plan, and nothing to click.
 
     Args:
         lake: the Lake holding the table.
@@ -295,85 +305,44 @@ class VacuumExplorer(ipywidgets.VBox):
     Attributes:
         plan: the :class:`~lakeclone.vacuum.plan.VacuumPlan` on show, or None
             while there is none (planning failed).
+        error: what the last planning could not read, or None.
         header: the header line (``ipywidgets.HTML``).
+        status: what failed, if anything (``HTML``).
         hours_input: the retention in hours (``BoundedIntText``).
-        plan_button: re-plans at the same retention.
-        totals: the totals table (``HTML``).
+        plan_button: re-plans at the same retention (the :attr:`refresh_button`).
+        totals: the totals table (``HTML``; also :attr:`table`).
         plot: the figure, as a PNG in an ``Output``.
         files: an ``Accordion`` with one page of files per reason.
         vacuum_button: "Vacuum now", then "Confirm: delete N files".
         cancel_button: withdraws a pending confirmation.
         confirmation: the confirmation question (``HTML``).
-        result: what the last vacuum or plan did, or its error (``HTML``).
+        result: what the last vacuum did, or its error (``HTML``).
 
     Raises:
-        LakecloneError: the table does not exist or cannot be read.
+        WidgetError: the table does not exist or cannot be read (one line, nothing chained).
+        ValueError: ``retain_hours`` is not a whole number of hours >= 0.
 
     Example:
         >>> explorer = VacuumExplorer(lake, "t", retain_hours=0)     # doctest: +SKIP
         >>> explorer.vacuum_button.click(); explorer.vacuum_button.click()  # doctest: +SKIP
     """
 
-    plan: VacuumPlan | None
+    kind = "VACUUM plan"
+    refresh_label = "Plan"
+    refresh_tooltip = "Plan again (dry run: nothing is deleted)"
+
+    configured_hours: float
 
     def __init__(self, lake: Lake, table_name: str, *, retain_hours: int | None = None) -> None:
-        self._lake = lake
-        self._table_name = table_name
-        # Read first, so that a missing table fails before any widget is made.
-        self.configured_hours = _configured_hours(lake, table_name)
-        hours = self.configured_hours if retain_hours is None else retain_hours
-        if hours < 0 or hours != int(hours):
+        if retain_hours is not None and (retain_hours < 0 or retain_hours != int(retain_hours)):
             raise ValueError(f"retain_hours must be a whole number of hours >= 0, not {retain_hours!r}")
-        plan = lake.vacuum_plan(table_name, retain_hours=hours)
-
-        self.plan = None
-        self._plan_hours: int | None = None
+        self._wanted_hours = None if retain_hours is None else int(retain_hours)
         self._armed = False
-        self._png = b""
-        self.header = ipywidgets.HTML()
-        self.hours_input = ipywidgets.BoundedIntText(
-            value=int(hours),
-            min=0,
-            max=10**7,
-            description="Retain (hours)",
-            continuous_update=False,
-            style={"description_width": "initial"},
-            layout=ipywidgets.Layout(width="14em"),
-        )
-        self.plan_button = ipywidgets.Button(
-            description="Plan", icon="refresh", tooltip="Plan again (dry run: nothing is deleted)"
-        )
-        self.vacuum_button = ipywidgets.Button(
-            description="Vacuum now", icon="trash", button_style="danger", disabled=True
-        )
-        self.cancel_button = ipywidgets.Button(
-            description="Cancel", layout=ipywidgets.Layout(display="none")
-        )
-        self.confirmation = ipywidgets.HTML()
-        self.result = ipywidgets.HTML()
-        self.totals = ipywidgets.HTML()
-        self.plot = ipywidgets.Output()
-        self.files = ipywidgets.Accordion()
-        super().__init__(
-            children=[
-                self.header,
-                ipywidgets.HBox([self.hours_input, self.plan_button]),
-                self.totals,
-                self.plot,
-                self.files,
-                ipywidgets.HBox([self.vacuum_button, self.cancel_button, self.confirmation]),
-                self.result,
-            ]
-        )
-        self.hours_input.observe(self._on_hours_changed, names="value")
-        self.plan_button.on_click(self._on_plan_clicked)
-        self.vacuum_button.on_click(self._on_vacuum_clicked)
-        self.cancel_button.on_click(self._on_cancel_clicked)
-        self._show(plan, int(hours))
+        super().__init__(lake, table_name)
 
     @property
-    def table_name(self) -> str:
-        return self._table_name
+    def plan(self) -> VacuumPlan | None:
+        return None if self.data is None else self.data.plan
 
     @property
     def retain_hours(self) -> int:
@@ -395,88 +364,70 @@ class VacuumExplorer(ipywidgets.VBox):
         Returns:
             The new plan, or None if planning failed.
         """
-        hours = self.retain_hours
-        try:
-            plan = self._lake.vacuum_plan(self._table_name, retain_hours=hours)
-        except LakecloneError as error:
-            self._show_none(_style.error_html("Planning failed", error))
-            return None
-        self._show(plan, hours)
-        return plan
+        self._wanted_hours = self.retain_hours
+        self.refresh()
+        return self.plan
 
-    def figure(self) -> Figure:
-        """A new figure of the plan on show; see :func:`plot_vacuum`.
+    # LiveWidget --------------------------------------------------------------------
 
-        Raises:
-            ValueError: there is no plan on show.
-        """
-        if self.plan is None:
-            raise ValueError("no VACUUM plan on show")
-        return plot_vacuum(self.plan, retain_hours=self._plan_hours)
+    def _read(self) -> _Planned:
+        configured = _configured_hours(self._lake, self._table_name)
+        hours = int(configured) if self._wanted_hours is None else self._wanted_hours
+        plan = self._lake.vacuum_plan(self._table_name, retain_hours=hours)
+        return _Planned(plan, hours, configured)
 
-    def static(self) -> bytes:
-        """The plan's figure as PNG bytes (empty while there is no plan)."""
-        return self._png
+    def _plot(self, data: _Planned) -> Figure:
+        return plot_vacuum(data.plan, retain_hours=data.hours)
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        bundle = super()._repr_mimebundle_(**kwargs) or {"text/plain": repr(self)}
-        body = f"<div>{self.header.value}</div>"
-        if self.plan is not None:
-            png = base64.b64encode(self._png).decode("ascii")
-            bundle["image/png"] = png
-            alt = f"VACUUM plan of {html.escape(self.plan.table)}"
-            body += f'{vacuum_html(self.plan)}<img src="data:image/png;base64,{png}" alt="{alt}">'
-        bundle["text/html"] = body + f"<div>{self.result.value}</div>"
-        return bundle
+    def _title(self, data: _Planned) -> str:
+        return data.plan.table
 
-    # Showing a plan ---------------------------------------------------------------
+    def _static_html(self, data: _Planned) -> str:
+        return vacuum_html(data.plan)
 
-    def _header_html(self, hours: int | None) -> str:
-        configured = self.configured_hours
-        text = (
-            f"<b>{html.escape(self._table_name)}</b> · configured retention "
-            f"{_style.format_days(int(configured // 24))} ({configured:g} hours)"
+    def _footer_html(self) -> str:
+        return f"<div>{self.result.value}</div>"
+
+    def _children(self) -> list[ipywidgets.Widget]:
+        self.plan_button = self.refresh_button
+        self.totals = self.table
+        self.hours_input = ipywidgets.BoundedIntText(
+            value=self._wanted_hours or 0,
+            min=0,
+            max=10**7,
+            description="Retain (hours)",
+            continuous_update=False,
+            style={"description_width": "initial"},
+            layout=ipywidgets.Layout(width="14em"),
         )
-        if self.plan is not None:
-            text += f" · <code>{html.escape(self.plan.location)}</code>"
-        if hours is not None:
-            text += (
-                f"<br>Dry run of <code>VACUUM {html.escape(self._table_name)} RETAIN {hours} HOURS</code>: "
-                f"keeps what versions since {_style.format_timestamp(self._horizon_or_now())} need"
-            )
-            if hours < configured and self._check_enabled():
-                text += (
-                    f'<br><span style="color:{_style.ERROR_COLOUR};">{hours} hours is shorter than the '
-                    f"table's retention: Delta's retention check ({RETENTION_CHECK}) will refuse to run it."
-                    "</span>"
-                )
-        return text
+        self.vacuum_button = button("Vacuum now", icon="trash", button_style="danger", disabled=True)
+        self.cancel_button = button("Cancel")
+        self.cancel_button.layout.display = "none"
+        self.confirmation = ipywidgets.HTML()
+        self.result = ipywidgets.HTML()
+        self.files = ipywidgets.Accordion()
+        self.hours_input.observe(self._on_hours_changed, names="value")
+        self.vacuum_button.on_click(self._on_vacuum_clicked)
+        self.cancel_button.on_click(self._on_cancel_clicked)
+        return [
+            ipywidgets.HBox([self.hours_input, self.refresh_button]),
+            self.table,
+            self.plot,
+            self.files,
+            ipywidgets.HBox([self.vacuum_button, self.cancel_button, self.confirmation]),
+            self.result,
+        ]
 
-    def _horizon_or_now(self) -> dt.datetime:
-        return self.plan.horizon if self.plan is not None else self._lake.now()
-
-    def _check_enabled(self) -> bool:
-        return str(self._lake.spark.conf.get(RETENTION_CHECK, "true")).lower() != "false"
-
-    def _show(self, plan: VacuumPlan, hours: int) -> None:
-        self.plan = plan
-        self._plan_hours = hours
+    def _render(self, data: _Planned) -> None:
+        plan = data.plan
+        self.configured_hours = data.configured_hours
+        self._wanted_hours = data.hours
+        with self._quietly():
+            self.hours_input.value = data.hours
         self._disarm()
-        self._png = _style.figure_to_png(plot_vacuum(plan, retain_hours=hours))
-        self.header.value = self._header_html(hours)
-        self.totals.value = vacuum_totals_html(plan)
-        self.plot.outputs = (
-            {
-                "output_type": "display_data",
-                "data": {
-                    "image/png": base64.b64encode(self._png).decode("ascii"),
-                    "text/plain": f"<VACUUM plan of {plan.table}>",
-                },
-                "metadata": {},
-            },
-        )
+        self.table.value = vacuum_totals_html(plan)
         groups = reason_groups(plan)
-        self.files.children = [ipywidgets.HTML(files_html(plan, g)) for g in groups]
+        self.files.children = [scrolling_html(value=files_html(plan, g)) for g in groups]
         self.files.titles = tuple(g.label for g in groups)
         self.files.selected_index = None
         files, size = _delete_summary(plan)
@@ -485,17 +436,37 @@ class VacuumExplorer(ipywidgets.VBox):
             f"Delete {_style.format_files(files)} ({_style.format_bytes(size)})" if files else "Nothing to delete"
         )
 
-    def _show_none(self, message: str) -> None:
-        self.plan = None
-        self._plan_hours = None
+    def _clear(self) -> None:
         self._disarm()
-        self._png = b""
-        self.header.value = self._header_html(None)
-        self.totals.value = ""
-        self.plot.outputs = ()
         self.files.children = []
         self.vacuum_button.disabled = True
-        self.result.value = message
+        self.vacuum_button.tooltip = "Nothing to delete: there is no plan"
+
+    def _header_html(self, data: _Planned | None) -> str:
+        configured = data.configured_hours if data is not None else getattr(self, "configured_hours", None)
+        text = f"<b>{html.escape(self._table_name)}</b>"
+        if configured is not None:
+            text += (
+                f" · configured retention {_style.format_days(int(configured // 24))} ({configured:g} hours)"
+            )
+        if data is None:
+            return text
+        text += f" · <code>{html.escape(data.plan.location)}</code>"
+        hours = data.hours
+        text += (
+            f"<br>Dry run of <code>VACUUM {html.escape(self._table_name)} RETAIN {hours} HOURS</code>: "
+            f"keeps what versions since {_style.format_timestamp(data.plan.horizon)} need"
+        )
+        if hours < data.configured_hours and self._check_enabled():
+            text += (
+                f'<br><span style="color:{_style.ERROR_COLOUR};">{hours} hours is shorter than the '
+                f"table's retention: Delta's retention check ({RETENTION_CHECK}) will refuse to run it."
+                "</span>"
+            )
+        return text
+
+    def _check_enabled(self) -> bool:
+        return str(self._lake.spark.conf.get(RETENTION_CHECK, "true")).lower() != "false"
 
     # Running it -------------------------------------------------------------------
 
@@ -517,18 +488,19 @@ class VacuumExplorer(ipywidgets.VBox):
         self.confirmation.value = ""
 
     def _run(self) -> None:
-        assert self.plan is not None and self._plan_hours is not None
-        shown, hours = self.plan, self._plan_hours
+        assert self.data is not None
+        shown, hours = self.data.plan, self.data.hours
         self._disarm()
         # Only what was on show may go: if the files to delete changed since
         # (a commit, a moved clock), show the new plan and ask again.
         try:
             fresh = self._lake.vacuum_plan(self._table_name, retain_hours=hours)
         except LakecloneError as error:
-            self.result.value = _style.error_html("Vacuum not run: planning failed", error)
+            self._fail(error)
+            self.result.value = f'<span style="color:{_style.ERROR_COLOUR};">Nothing was deleted.</span>'
             return
         if {d.path for d in fresh.to_delete} != {d.path for d in shown.to_delete}:
-            self._show(fresh, hours)
+            self._show(_Planned(fresh, hours, self.configured_hours))
             self.result.value = (
                 f'<span style="color:{_style.ERROR_COLOUR};">The table changed since the plan was shown, '
                 "so nothing was deleted. Here is the new plan.</span>"
@@ -562,10 +534,12 @@ class VacuumExplorer(ipywidgets.VBox):
         self._disarm()
 
     def _on_hours_changed(self, _change: Mapping[str, Any]) -> None:
+        if self._syncing:
+            return
         self.result.value = ""
         self.replan()
 
-    def _on_plan_clicked(self, _button: ipywidgets.Button) -> None:
+    def _on_refresh_clicked(self, _button: ipywidgets.Button) -> None:
         self.result.value = ""
         self.replan()
 
@@ -579,6 +553,9 @@ def _configured_hours(lake: Lake, table_name: str) -> float:
 
 def vacuum_explorer(lake: Lake, table_name: str, *, retain_hours: int | None = None) -> VacuumExplorer:
     """A :class:`VacuumExplorer` of one table: the notebook one-liner.
+
+    Raises:
+        WidgetError: the table does not exist or cannot be read (one line, nothing chained).
 
     Example:
         >>> from lakeclone.widgets import vacuum_explorer
