@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from lake_helpers import catalog_entry
+from lake_helpers import catalog_entry, location
 
 import lakeclone
 from lakeclone.catalog.store import Catalog
@@ -282,6 +282,31 @@ def test_undrop_window_follows_the_table_retention(lake: lakeclone.Lake, clock: 
     lake.sql("CREATE TABLE t (id INT) DATA_RETENTION_TIME_IN_DAYS = 1; DROP TABLE t")
     clock.advance(days=1, seconds=1)
     assert "did not exist or was purged" in error_of(lake, "UNDROP TABLE t")
+
+
+@pytest.mark.parametrize("purge_first", [True, False], ids=["purged", "purge-not-run-yet"])
+def test_undrop_schema_never_brings_back_a_table_whose_window_has_passed(
+    lake: lakeclone.Lake, clock: lakeclone.ManualClock, purge_first: bool
+) -> None:
+    """The schema's window (7 days) is still open, the short-lived table's (1 day) is not.
+
+    Whether a purge ran between (any DROP or VACUUM runs one) or not, the
+    table stays gone and its files with it; the long-lived one comes back.
+    """
+    lake.sql(
+        "CREATE SCHEMA s2; CREATE TABLE s2.t (k INT) DATA_RETENTION_TIME_IN_DAYS = 1; INSERT INTO s2.t VALUES (1);"
+        "CREATE TABLE s2.kept (k INT); INSERT INTO s2.kept VALUES (2); USE SCHEMA PUBLIC"
+    )
+    folder = Path(location(lake, "s2.t"))
+    lake.sql("DROP SCHEMA s2")
+    clock.advance(days=2)
+    if purge_first:
+        lake.sql("CREATE TABLE scratch (k INT); DROP TABLE scratch")
+    assert lake.sql("UNDROP SCHEMA s2").collect()[0].status == "Schema S2 successfully restored."
+    assert error_of(lake, "SELECT * FROM s2.t") == "SQL compilation error:\nObject 'LAKE.S2.T' does not exist or not authorized."
+    assert "did not exist or was purged" in error_of(lake, "UNDROP TABLE s2.t")
+    assert not folder.exists()
+    assert [tuple(r) for r in lake.sql("SELECT * FROM s2.kept").collect()] == [(2,)]
 
 
 def test_undrop_database_after_the_retention_window_fails(lake: lakeclone.Lake, clock: lakeclone.ManualClock) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from delta_reader import kernel_rows, latest_version, live_files, sorted_rows
-from lake_helpers import location
+from lake_helpers import location, rows
 
 import lakeclone
 
@@ -59,6 +59,28 @@ CRASHER = textwrap.dedent(
         os._exit(137)
 
     threading.Thread(target=die_at_the_first_new_data_file, daemon=True).start()
+    lake.sql(statement)
+    print("the statement finished without the process dying", flush=True)
+    os._exit(1)
+    """
+)
+
+DIES_AFTER_THE_COMMIT = textwrap.dedent(
+    """
+    import os, sys
+    import lakeclone
+    from lakeclone.engine import registry
+
+    warehouse, statement = sys.argv[1], sys.argv[2]
+    lake = lakeclone.connect(warehouse)
+
+    def die(execution, table):
+        # Runs once the statement's Delta commit is made, before lakeclone
+        # records that the statement finished.
+        print(execution.query_id, flush=True)
+        os._exit(137)
+
+    registry.AFTER_DML.insert(0, die)
     lake.sql(statement)
     print("the statement finished without the process dying", flush=True)
     os._exit(1)
@@ -117,23 +139,37 @@ def test_two_processes_insert_into_one_table_at_once(lake: lakeclone.Lake, tmp_p
     assert kernel_rows(location(lake, "T")) == expected
 
 
-def test_a_crash_before_the_commit_leaves_the_table_as_it_was(lake: lakeclone.Lake, tmp_path: Path) -> None:
+def test_a_crash_before_the_commit_leaves_the_table_as_it_was_and_after_it_the_commit_stands(
+    lake: lakeclone.Lake, tmp_path: Path
+) -> None:
     lake.sql(
         "CREATE TABLE ins (id INT); INSERT INTO ins VALUES (1), (2);"
-        "CREATE TABLE upd (id INT, v STRING); INSERT INTO upd VALUES (1, 'a'), (2, 'b')"
+        "CREATE TABLE upd (id INT, v STRING); INSERT INTO upd VALUES (1, 'a'), (2, 'b');"
+        "CREATE TABLE aft (id INT, v STRING); INSERT INTO aft VALUES (1, 'a')"
     )
     folders = {name: location(lake, name) for name in ("INS", "UPD")}
     versions = {name: latest_version(folder) for name, folder in folders.items()}
     files = {name: live_files(folder) for name, folder in folders.items()}
     on_disk = {name: set(os.listdir(folder)) for name, folder in folders.items()}
 
+    # Side by side: each process starts a JVM of its own.
     workers = [
         start(tmp_path, CRASHER, str(lake.warehouse), folders["INS"], "INSERT INTO ins VALUES (3), (4)"),
         start(tmp_path, CRASHER, str(lake.warehouse), folders["UPD"], "UPDATE upd SET v = 'changed' WHERE id = 2"),
+        start(tmp_path, DIES_AFTER_THE_COMMIT, str(lake.warehouse), "UPDATE aft SET v = 'committed'"),
     ]
+    outputs = []
     for worker in workers:
         out, _ = worker.communicate(timeout=300)
         assert worker.returncode == CRASHED, (out, stderr_of(worker))
+        outputs.append(out)
+
+    # The commit is the truth: the statement that died after committing took
+    # effect, and time travel to it finds its commit through its query id.
+    query_id = outputs[2].split()[-1]
+    assert rows(lake, "SELECT * FROM aft") == kernel_rows(location(lake, "aft")) == [(1, "committed")]
+    assert rows(lake, f"SELECT * FROM aft AT(STATEMENT => '{query_id}')") == [(1, "committed")]
+    assert rows(lake, f"SELECT * FROM aft BEFORE(STATEMENT => '{query_id}')") == [(1, "a")]
 
     for name, folder in folders.items():
         # The dead process got as far as writing a file into the table's folder...

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pytest
 from delta_reader import commit_actions, sorted_rows
 
 import lakeclone
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from pyspark.sql import SparkSession
 
 pytestmark = pytest.mark.spark
 
@@ -308,3 +314,57 @@ def test_before_the_first_version_is_before_the_table_existed(lake: lakeclone.La
     with pytest.raises(lakeclone.LakecloneError, match="Time travel data is not available for table FIRST"):
         lake.sql("SELECT * FROM first BEFORE(VERSION => 0)")
     assert lake.sql("SELECT * FROM first AT(VERSION => 0)").collect() == []
+
+
+class MicrosecondClock:
+    """A legal clock finer than Delta's milliseconds: each reading one microsecond after the last."""
+
+    def __init__(self) -> None:
+        self.now = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+
+    def __call__(self) -> dt.datetime:
+        self.now += dt.timedelta(microseconds=1)
+        return self.now
+
+
+def test_statements_are_exact_with_a_clock_finer_than_a_millisecond(tmp_path: Path, spark: SparkSession) -> None:
+    """Many statements commit within one millisecond: STATEMENT points follow the statements, not the times."""
+    lake = lakeclone.connect(tmp_path / "warehouse", spark=spark, clock=MicrosecondClock())
+    lake.sql("CREATE TABLE t (id INT); CREATE TABLE other (id INT)")
+    inserts, others = [], []
+    for i in range(1, 7):
+        lake.sql(f"INSERT INTO t VALUES ({i})")
+        inserts.append(lake.last_query_id)
+        lake.sql(f"INSERT INTO other VALUES ({i})")  # a statement that does not write t
+        others.append(lake.last_query_id)
+    points = {}
+    for i, (insert, other) in enumerate(zip(inserts, others, strict=True), start=1):
+        points[f"before_insert_{i}"] = f"BEFORE(STATEMENT => '{insert}')"
+        points[f"at_insert_{i}"] = f"AT(STATEMENT => '{insert}')"
+        points[f"before_other_{i}"] = f"BEFORE(STATEMENT => '{other}')"
+    union = " UNION ALL ".join(f"SELECT '{label}' AS point, id FROM t {point}" for label, point in points.items())
+    found: dict[str, set[int]] = {label: set() for label in points}
+    for row in lake.sql(union).collect():
+        found[row.POINT].add(row.ID)
+    expected = {}
+    for i in range(1, 7):
+        expected[f"before_insert_{i}"] = set(range(1, i))
+        expected[f"at_insert_{i}"] = set(range(1, i + 1))
+        expected[f"before_other_{i}"] = set(range(1, i + 1))
+    assert found == expected
+    # Every commit fell within one millisecond, the resolution of Delta's commit times.
+    times = [r.timestamp for r in lake.sql("DESCRIBE HISTORY t").collect()]
+    assert max(times) - min(times) < dt.timedelta(milliseconds=1)
+
+
+def test_before_the_statement_that_created_a_table_fails_on_the_system_clock(
+    tmp_path: Path, spark: SparkSession
+) -> None:
+    lake = lakeclone.connect(tmp_path / "warehouse", spark=spark)
+    for i in range(5):
+        lake.sql(f"CREATE TABLE t{i} (id INT)")
+        created = lake.last_query_id
+        lake.sql(f"INSERT INTO t{i} VALUES (1)")
+        message = error_of(lake, f"SELECT * FROM t{i} BEFORE(STATEMENT => '{created}')")
+        assert message.startswith(NOT_AVAILABLE)
+        assert lake.sql(f"SELECT * FROM t{i} AT(STATEMENT => '{created}')").collect() == []

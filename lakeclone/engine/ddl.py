@@ -279,8 +279,8 @@ def drop(execution: Execution) -> DataFrame:
             name, label, entry = registry.DROPPERS[kind](execution, target)
         else:
             raise UnsupportedStatementError(execution.sql)
-    for hook in registry.AFTER_DROP:
-        hook(execution)
+    for purge in registry.PURGES:
+        purge(execution)
     if entry is None:
         if if_exists:
             return results.status(execution.spark, f"Drop statement executed successfully ({label} already dropped).")
@@ -295,6 +295,8 @@ def undrop(execution: Execution) -> DataFrame:
     target = expression.this
     catalog = execution.catalog
     now = execution.started_at
+    for purge in registry.PURGES:
+        purge(execution)
     with catalog.transaction():
         if kind == "TABLE":
             name = execution.tables.name(target)

@@ -114,8 +114,10 @@ AFTER_DML: list[Callable[[Execution, TableEntry], None]] = []
 # Checks DROP … RESTRICT runs on the tables it would drop; each raises if something else depends on them.
 DROP_RESTRICTIONS: list[Callable[[Execution, list[TableEntry]], None]] = []
 
-AFTER_DROP: list[Callable[[Execution], None]] = []
-"""Run after DROP and VACUUM (the purge of dropped tables whose window has passed)."""
+PURGES: list[Callable[[Execution], None]] = []
+"""The purge of dropped tables whose UNDROP window has passed: run after DROP and
+VACUUM, and before UNDROP, so that no UNDROP brings back a table whose window
+has passed, whether or not a purge ran since."""
 
 
 @dataclass

@@ -3,6 +3,6 @@
 from lakeclone.engine import registry
 from lakeclone.vacuum import plan, purge, statement
 
-registry.AFTER_DROP.append(purge.purge_after_statement)
+registry.PURGES.append(purge.purge_after_statement)
 
 __all__ = ["plan", "purge", "statement"]
