@@ -7,7 +7,10 @@ message is theirs, so that users recognise it and search engines find it.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 
@@ -128,7 +131,15 @@ class ExecutionError(LakecloneError):
 
 
 class ConcurrentWriteError(LakecloneError):
-    """Another writer changed the files this statement was rewriting."""
+    """Another writer changed the files this statement was rewriting.
+
+    Attributes:
+        retryable: the only commits this statement lost to were blind appends
+            (INSERTs), which conflict with nothing at Delta's WriteSerializable
+            isolation: running the statement again is running it after them.
+    """
+
+    retryable: bool = False
 
 
 class SetupError(LakecloneError):
@@ -137,3 +148,30 @@ class SetupError(LakecloneError):
 
 class InvalidLocationError(SqlCompilationError):
     """A LOCATION lakeclone will not use: relative, unusable, or overlapping the warehouse or another table."""
+
+
+class InternalError(LakecloneError):
+    """A failure lakeclone did not foresee: a bug in lakeclone, said in one line.
+
+    Attributes:
+        original: the exception it stands for, for whoever debugs it (also
+            logged with its traceback on the ``lakeclone`` logger at DEBUG level).
+    """
+
+    def __init__(self, original: BaseException) -> None:
+        lines = str(original).strip().splitlines()
+        detail = f"{type(original).__name__}: {lines[0]}" if lines else type(original).__name__
+        super().__init__(f"Internal error in lakeclone ({detail}); please report it.")
+        self.original = original
+
+
+@contextlib.contextmanager
+def internal_errors() -> Iterator[None]:
+    """Turn any exception but a LakecloneError (or an interrupt) raised in the block into an :class:`InternalError`."""
+    try:
+        yield
+    except LakecloneError:
+        raise
+    except Exception as error:
+        logging.getLogger("lakeclone").debug("internal error", exc_info=True)
+        raise InternalError(error) from None

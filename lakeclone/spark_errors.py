@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import re
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from lakeclone import frame_notes
@@ -62,6 +62,27 @@ _SNOWFLAKE_WORDING: dict[str, Callable[[dict[str, str]], LakecloneError]] = {
     ),
 }
 
+# Failures of the JVM itself, whose Java names say nothing to a SQL user.
+JVM_FAILURES = {
+    "java.lang.StackOverflowError": (
+        "The statement is too deeply nested for Spark to run; split its expressions into smaller ones."
+    ),
+    "java.lang.OutOfMemoryError": (
+        "Spark ran out of memory running this statement: make its result smaller (filter, aggregate, "
+        "LIMIT) or give Spark more memory (spark.driver.memory). If later statements fail too, reconnect."
+    ),
+}
+
+
+def jvm_failure(texts: Iterable[str]) -> ExecutionError | None:
+    """The plain-words error for a JVM failure named in any of ``texts`` (class names, messages)."""
+    for text in texts:
+        for name, message in JVM_FAILURES.items():
+            if name in text:
+                return ExecutionError(message)
+    return None
+
+
 # Conditions that only wrap the failure that matters (a task's, a file's).
 _WRAPPERS = {"TASK_WRITE_FAILED", "FAILED_READ_FILE", "FAILED_EXECUTE_UDF"}
 
@@ -89,6 +110,9 @@ def spark_errors() -> Iterator[None]:
 def _translate(error: Exception, *, compile_time: bool) -> LakecloneError:
     # A failure inside a task arrives wrapped; the innermost known condition is the one to report.
     chain = list(_causes(error))
+    failure = jvm_failure(message for _, _, message in chain)
+    if failure is not None:
+        return failure
     for condition, params, message in reversed(chain):
         if _UNRESOLVED.match(condition) and "objectName" in params:
             return SqlCompilationError(f"invalid identifier '{params['objectName'].replace('`', '')}'")
@@ -134,13 +158,23 @@ def conflict(message: str) -> ConcurrentWriteError:
 
 def _java_error(error: Exception) -> LakecloneError:
     """A failure PySpark could not convert: walk the Java exception and its causes ourselves."""
+    from py4j.protocol import Py4JNetworkError
+
+    if isinstance(error, Py4JNetworkError):
+        return ExecutionError(
+            "Lost the connection to Spark's JVM (it ran out of memory, crashed or was stopped): "
+            "restart the Python process or kernel to start a new one."
+        )
     java = getattr(error, "java_exception", None)
     if java is None:
-        return ExecutionError(first_line(str(error)))
+        return jvm_failure([str(error)]) or ExecutionError(first_line(str(error)))
     try:
         chain = list(_java_causes(java))
     except Exception:
-        return ExecutionError(first_line(str(error)))
+        return jvm_failure([str(error)]) or ExecutionError(first_line(str(error)))
+    failure = jvm_failure(text for name, _, _, message in chain for text in (name, message))
+    if failure is not None:
+        return failure
     for name, condition, params, message in reversed(chain):
         if condition in _SNOWFLAKE_WORDING:
             return _SNOWFLAKE_WORDING[condition](params)

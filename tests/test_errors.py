@@ -7,13 +7,26 @@ import sys
 import textwrap
 import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from lake_helpers import rows
+from sqlglot import exp
 
 import lakeclone
-from lakeclone.errors import ExecutionError, SqlCompilationError, SqlSyntaxError, StatementPosition
-from lakeclone.spark_errors import conflict
+from lakeclone.engine import registry
+from lakeclone.engine.work import UnitOfWork
+from lakeclone.errors import (
+    ExecutionError,
+    InternalError,
+    SqlCompilationError,
+    SqlSyntaxError,
+    StatementPosition,
+)
+from lakeclone.spark_errors import conflict, jvm_failure
+
+if TYPE_CHECKING:
+    from lakeclone.engine.executor import Execution
 
 pytestmark = pytest.mark.spark
 
@@ -150,6 +163,77 @@ def test_a_conflict_drops_deltas_advice() -> None:
     )
 
 
+# Input found by fuzzing: one line, a LakecloneError, nothing changed ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sql", "kind", "message"),
+    [
+        ("DELETE FRO", SqlSyntaxError, "SQL compilation error:\nsyntax error line 1 at position 7 unexpected 'FRO'."),
+        ("DELETE people", SqlSyntaxError, "SQL compilation error:\nsyntax error line 1 at position 7 unexpected 'people'."),
+        (
+            "CREATE TABLE c (a INT) CLONE people",
+            SqlCompilationError,
+            "SQL compilation error:\nA clone has its source's columns: CLONE takes no column list.",
+        ),
+        ("SELECT '\ud800'", SqlCompilationError, "SQL compilation error:\nInvalid UTF8 detected in string '\\ud800'"),
+        ("INSERT INTO people", SqlCompilationError, "SQL compilation error:\nINSERT needs VALUES or a query."),
+        (
+            "SELECT " + "(" * 3000 + "1" + ")" * 3000,
+            SqlCompilationError,
+            "SQL compilation error:\nThe statement is too deeply nested to parse; split its expressions into smaller ones.",
+        ),
+    ],
+    ids=["delete-fro", "delete-without-from", "clone-with-columns", "lone-surrogate", "insert-nothing", "nested"],
+)
+def test_malformed_statements_fail_in_one_line(
+    people: lakeclone.Lake, sql: str, kind: type[Exception], message: str
+) -> None:
+    error = failure(people, sql)
+    assert type(error) is kind
+    assert str(error) == message
+    assert error.__cause__ is None
+    assert rows(people, "SELECT * FROM people") == [(1, "ann"), (2, "bob")]
+    assert [r.name for r in people.sql("SHOW TABLES").collect()] == ["PEOPLE"]
+
+
+def test_an_unforeseen_python_error_is_an_internal_lakeclone_error(
+    people: lakeclone.Lake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug in a statement's handler reaches the user as one line, and the statement's compensations run."""
+    handler = registry.STATEMENTS[exp.Insert]
+
+    def buggy(execution: Execution) -> object:
+        handler(execution)  # the INSERT commits...
+        return None.rows  # type: ignore[attr-defined]  # ...then lakeclone trips over its own feet
+
+    undone: list[str] = []
+    monkeypatch.setitem(registry.STATEMENTS, exp.Insert, buggy)
+    monkeypatch.setattr(UnitOfWork, "rollback", lambda self: undone.append("rolled back"))
+    error = failure(people, "INSERT INTO people VALUES (3, 'cy')")
+    assert type(error) is InternalError
+    assert str(error) == (
+        "Internal error in lakeclone (AttributeError: 'NoneType' object has no attribute 'rows'); please report it."
+    )
+    assert isinstance(error.original, AttributeError)
+    assert error.__cause__ is None
+    assert undone == ["rolled back"]
+
+
+@pytest.mark.parametrize(
+    ("java", "words"),
+    [
+        ("java.lang.StackOverflowError", "too deeply nested for Spark to run"),
+        ("java.lang.OutOfMemoryError: Java heap space", "Spark ran out of memory"),
+    ],
+)
+def test_jvm_failures_are_said_in_plain_words(java: str, words: str) -> None:
+    error = jvm_failure(["org.apache.spark.SparkException: Job aborted", java])
+    assert error is not None and words in str(error)
+    assert "java." not in str(error)
+    assert jvm_failure(["org.apache.spark.SparkException: Job aborted"]) is None
+
+
 # Clauses lakeclone parses but does not run are refused --------------------------------------------------
 
 
@@ -172,6 +256,7 @@ def test_a_conflict_drops_deltas_advice() -> None:
         ("SHOW TABLES FROM 'PEOPLE'", "LIMIT"),
         ("DROP TABLE people PURGE", "PURGE"),
         ("CREATE TRANSIENT SCHEMA scratch", "TRANSIENT schemas"),
+        ("CREATE TABLE c CLONE people COPY GRANTS", "COPY GRANTS"),
     ],
 )
 def test_parsed_but_unsupported_clauses_are_refused(people: lakeclone.Lake, sql: str, named: str) -> None:

@@ -3,6 +3,7 @@ lakeclone never wrote, out-of-range parameters, and writers racing on one table.
 
 from __future__ import annotations
 
+import logging
 import threading
 from pathlib import Path
 
@@ -61,15 +62,28 @@ def test_a_table_is_never_created_over_a_folder_holding_other_files(lake: lakecl
     (folder / "notes.txt").write_text("mine")
     (folder / "_delta_log").write_text("not a folder")
 
+    lake.sql(f"CREATE EXTERNAL TABLE ext (x INT) LOCATION = '{tmp_path / 'ext'}'; INSERT INTO ext VALUES (1)")
+
     for statement in (
         f"CREATE EXTERNAL TABLE e (x INT) LOCATION = '{folder}'",
         f"CREATE EXTERNAL TABLE e LOCATION = '{folder}' AS SELECT 1 AS x",
+        f"CREATE EXTERNAL TABLE e LOCATION = '{folder}' CLONE ext",
+        f"CREATE EXTERNAL TABLE e CLONE ext LOCATION = '{folder}'",
     ):
         with pytest.raises(LakecloneError):
             lake.sql(statement)
         assert everything_under(folder) == {"notes.txt", "_delta_log"}
     assert (folder / "notes.txt").read_text() == "mine"
-    assert lake.sql("SHOW TABLES").collect() == []
+    assert [r.name for r in lake.sql("SHOW TABLES").collect()] == ["EXT"]
+
+
+def test_an_external_clone_takes_its_location_before_or_after_the_source(lake: lakeclone.Lake, tmp_path: Path) -> None:
+    lake.sql(f"CREATE EXTERNAL TABLE ext (x INT) LOCATION = '{tmp_path / 'ext'}'; INSERT INTO ext VALUES (1)")
+    lake.sql(f"CREATE EXTERNAL TABLE before_source LOCATION = '{tmp_path / 'a'}' CLONE ext")
+    lake.sql(f"CREATE EXTERNAL TABLE after_source CLONE ext AT(VERSION => 1) LOCATION = '{tmp_path / 'b'}'")
+    for name, folder in (("before_source", "a"), ("after_source", "b")):
+        assert location(lake, name) == str(tmp_path / folder)
+        assert rows(lake, f"SELECT * FROM {name}") == spark_rows(lake.spark, str(tmp_path / folder)) == [(1,)]
 
 
 def test_relative_locations_are_refused(lake: lakeclone.Lake) -> None:
@@ -149,3 +163,42 @@ def test_racing_updates_lose_no_committed_change(tmp_path: Path, spark, clock: l
     assert not unexpected, unexpected
     assert sum(committed) >= 1
     assert rows(first, "SELECT * FROM t") == kernel_rows(location(first, "t")) == [(1, sum(committed)), (2, 0)]
+
+
+def test_inserts_and_updates_at_once_all_commit(
+    tmp_path: Path, spark, clock: lakeclone.ManualClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An INSERT is a blind append, which conflicts with nothing; an UPDATE that loses a race only to
+    INSERTs runs again, reading their rows (WriteSerializable, Databricks' default isolation).
+
+    Every statement of both threads commits: none fails on the race. (Each
+    UPDATE runs at most ATTEMPTS times; 8 INSERTs cannot make it lose more often.)
+    """
+    caplog.set_level(logging.INFO, logger="lakeclone.engine.executor")
+    warehouse = tmp_path / "warehouse"
+    first = lakeclone.connect(warehouse, spark=spark, clock=clock)
+    first.sql("CREATE TABLE t (id INT, n INT); INSERT INTO t VALUES (0, 0)")
+    second = lakeclone.connect(warehouse, spark=spark.newSession(), clock=clock)
+    failures: list[BaseException] = []
+
+    def run(lake: lakeclone.Lake, statements: list[str]) -> None:
+        for statement in statements:
+            try:
+                lake.sql(statement)
+            except BaseException as error:  # any failure is one
+                failures.append(error)
+
+    threads = [
+        threading.Thread(target=run, args=(first, [f"INSERT INTO t VALUES ({i}, 0)" for i in range(1, 9)])),
+        threading.Thread(target=run, args=(second, ["UPDATE t SET n = n + 1 WHERE id = 0"] * 8)),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=600)
+
+    assert not failures, failures
+    expected = [(0, 8)] + [(i, 0) for i in range(1, 9)]
+    assert rows(first, "SELECT * FROM t") == kernel_rows(location(first, "t")) == expected
+    # The race did happen: some UPDATE lost to an INSERT and ran again.
+    assert any("lost a race to concurrent INSERTs" in r.getMessage() for r in caplog.records)

@@ -24,8 +24,6 @@ class QueryStore(CatalogConnection):
 
     def record_query(self, query_id: str, text: str, started_at: dt.datetime) -> int:
         """Record a statement as it starts; returns the tick it started at."""
-        # SQLite holds UTF-8: a lone surrogate in the text (valid in a Python str) is kept escaped.
-        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
         with self.transaction():
             tick = self.tick()
             self._db.execute(

@@ -17,6 +17,8 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from sqlglot import exp
+
 from lakeclone import timetravel
 from lakeclone.catalog.entries import CloneKind, DatabaseEntry, ObjectKind, SchemaEntry, TableEntry, TableKind
 from lakeclone.catalog.names import database_name, schema_name
@@ -71,6 +73,8 @@ def _clone_table(execution: Execution) -> DataFrame:
     expression = execution.expression
     clone = expression.args["clone"]
     deep = bool(clone.args.get("deep"))
+    if isinstance(expression.this, exp.Schema):
+        raise SqlCompilationError("A clone has its source's columns: CLONE takes no column list.")
     target = execution.tables.name(expression.this)
     schema = require_schema(execution, target.database, target.schema)
     settings = properties_of(expression, ObjectKind.TABLE)

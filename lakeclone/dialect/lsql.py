@@ -157,6 +157,13 @@ class LsqlParser(Snowflake.Parser):
             self.raise_error("Invalid statement", curr)
         return super()._parse_statement()
 
+    def _parse_delete(self) -> exp.Delete:
+        # sqlglot also reads MySQL's multi-table ``DELETE t1 FROM …``, which
+        # Snowflake has not: there, a DELETE's next word is FROM.
+        if not self._match(TokenType.FROM, advance=False):
+            self.raise_error("Expected FROM", self._curr)
+        return super()._parse_delete()
+
     def _parse_vacuum(self) -> Vacuum:
         this = self._parse_table_parts()
         retain = None
@@ -270,6 +277,10 @@ class LsqlParser(Snowflake.Parser):
         this = self._parse_table_parts(
             schema=True, is_db_reference=kind.token_type == TokenType.SCHEMA
         )
+        if self._match(TokenType.L_PAREN, advance=False):
+            return None  # a column list: no clone, which takes its source's columns
+        # Options (LOCATION = '…', COMMENT = '…') may come before CLONE or after its source.
+        before = self._parse_properties()
         shallow = self._match_text_seq("SHALLOW")
         deep = not shallow and self._match_text_seq("DEEP")
         if not self._match_text_seq("CLONE"):
@@ -277,6 +288,9 @@ class LsqlParser(Snowflake.Parser):
 
         source = self._parse_table_parts(schema=True)
         source.set("version", self._parse_version())
+        after = self._parse_properties()
+        options = [p for group in (properties, before, after) if group for p in group.expressions]
+        properties = exp.Properties(expressions=options) if options else None
         return self.expression(
             exp.Create(
                 this=this,
@@ -410,6 +424,7 @@ def parse(text: str) -> list[ParsedStatement]:
         UnsupportedStatementError: a statement is valid Snowflake SQL that lsql does not support.
         SqlCompilationError: sqlglot failed in some other way on the text.
     """
+    _check_encodable(text)
     dialect = Lsql()
     try:
         tokens = dialect.tokenize(text)
@@ -430,13 +445,30 @@ def parse(text: str) -> list[ParsedStatement]:
             raise SqlCompilationError(_plain(str(error))) from None
         except SqlglotError as error:
             raise SqlCompilationError(_plain(str(error))) from None
-        except (ValueError, TypeError, RecursionError) as error:
+        except RecursionError:
+            raise SqlCompilationError(
+                "The statement is too deeply nested to parse; split its expressions into smaller ones."
+            ) from None
+        except (ValueError, TypeError) as error:
             # sqlglot raises these on some malformed input; callers expect only lakeclone's errors.
             raise SqlCompilationError(f"cannot parse: {_plain(str(error))}") from None
         if not isinstance(expression, exp.Expression) or expression.find(exp.Command):
             raise UnsupportedStatementError(sql)
         statements.append(ParsedStatement(normalize_identifiers(expression, dialect=dialect), sql))
     return statements
+
+
+def _check_encodable(text: str) -> None:
+    """Refuse text that is not valid Unicode: a lone surrogate is a Python str but no UTF-8 at all.
+
+    Spark, Delta's log and the catalog all hold UTF-8, so such a statement could
+    reach none of them.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        bad = error.object[error.start : error.end].encode("utf-8", "backslashreplace").decode("ascii")
+        raise SqlCompilationError(f"Invalid UTF8 detected in string '{bad}'") from None
 
 
 # sqlglot underlines the offending token with terminal escape codes.

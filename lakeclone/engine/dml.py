@@ -17,6 +17,7 @@ from lakeclone.delta import statements
 from lakeclone.engine import registry, results
 from lakeclone.engine.compiler import bind_tables, check_table_clauses, spark_sql, to_spark
 from lakeclone.engine.schema import conform
+from lakeclone.engine.work import Rewrite
 from lakeclone.errors import SqlCompilationError, UnsupportedStatementError
 
 if TYPE_CHECKING:
@@ -38,6 +39,10 @@ class Target:
     version: int
     schema: StructType
     alias: str
+
+    @property
+    def rewrite(self) -> Rewrite:
+        return Rewrite(self.entry, self.version)
 
     def field(self, name: str) -> StructField:
         for column in self.schema.fields:
@@ -130,7 +135,7 @@ def delete(execution: Execution) -> DataFrame:
         deleted = _merge_from(execution, target, using[0], where, clause).deleted
     else:
         condition = _condition(where, execution)
-        with execution.work.delta(parameters=_predicate(where)):
+        with execution.work.delta(parameters=_predicate(where), rewrite=target.rewrite):
             deleted = statements.delete(execution.spark, target.entry.location, target.alias, condition)
     _after(execution, target)
     return results.counts(execution.spark, [("number of rows deleted", deleted)])
@@ -157,7 +162,7 @@ def update(execution: Execution) -> DataFrame:
         updated = _merge_from(execution, target, source.this, where, clause).updated
     else:
         condition = _condition(where, execution)
-        with execution.work.delta(parameters=_predicate(where)):
+        with execution.work.delta(parameters=_predicate(where), rewrite=target.rewrite):
             updated = statements.update(execution.spark, target.entry.location, target.alias, assignments, condition)
     _after(execution, target)
     return results.counts(
@@ -199,7 +204,7 @@ def merge(execution: Execution) -> DataFrame:
         statement = registry.SLOTS.merge_defaults(
             execution, target.entry, target.schema, to_spark(reference), statement
         )
-    with execution.work.delta(parameters=_predicate(expression.args["on"])):
+    with execution.work.delta(parameters=_predicate(expression.args["on"]), rewrite=target.rewrite):
         counts = statements.merge(execution.spark, statement)
     _after(execution, target)
     return results.counts(
@@ -236,7 +241,7 @@ def _merge_from(
     source_sql, source_alias = _source(source, execution)
     condition = _condition(where, execution) or "true"
     statement = statements.Merge(target.entry.location, target.alias, source_sql, source_alias, condition, (clause,))
-    with execution.work.delta(parameters=_predicate(where)):
+    with execution.work.delta(parameters=_predicate(where), rewrite=target.rewrite):
         return statements.merge(execution.spark, statement)
 
 

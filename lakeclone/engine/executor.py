@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import uuid
 from typing import TYPE_CHECKING
 
@@ -17,7 +18,14 @@ from lakeclone.engine import ddl, dml, query, registry, show  # noqa: F401 - eac
 from lakeclone.engine.context import SessionContext
 from lakeclone.engine.tables import Tables
 from lakeclone.engine.work import UnitOfWork
-from lakeclone.errors import LakecloneError, SqlCompilationError, StatementPosition, UnsupportedStatementError
+from lakeclone.errors import (
+    ConcurrentWriteError,
+    LakecloneError,
+    SqlCompilationError,
+    StatementPosition,
+    UnsupportedStatementError,
+    internal_errors,
+)
 from lakeclone.progress import tag, watching
 from lakeclone.spark_errors import checked, located, spark_errors
 from lakeclone.storage import Storage, join
@@ -29,6 +37,11 @@ if TYPE_CHECKING:
 
 MANAGED_TABLES = "tables"
 EXTERNAL_CLONES = "external"
+log = logging.getLogger(__name__)
+
+# How many times a statement runs when its commits lose races only to blind
+# appends (see UnitOfWork.delta): each run reads what the appends added.
+ATTEMPTS = 10
 
 
 class Execution:
@@ -107,13 +120,20 @@ class Executor:
         started_at = self.lake.now()
         self.catalog.record_query(query_id, statement.sql, started_at)
         self.last_query_id = query_id
-        execution = Execution(self, statement, query_id, started_at)
-        try:
-            with spark_errors(), watching(self.lake.spark, self.lake.progress):
-                result = handler(execution)
-        except BaseException:
-            execution.work.rollback()
-            raise
+        for attempt in range(1, ATTEMPTS + 1):
+            execution = Execution(self, statement, query_id, started_at)
+            try:
+                with internal_errors(), spark_errors(), watching(self.lake.spark, self.lake.progress):
+                    result = handler(execution)
+                break
+            except ConcurrentWriteError as error:
+                execution.work.rollback()
+                if not error.retryable or attempt == ATTEMPTS:
+                    raise
+                log.info("%s lost a race to concurrent INSERTs; running it again (attempt %d)", query_id, attempt + 1)
+            except BaseException:
+                execution.work.rollback()
+                raise
         execution.work.done()
         self.catalog.finish_query(query_id, self.lake.now())
         return tag(checked(result), self.lake.progress)

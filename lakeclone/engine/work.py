@@ -14,12 +14,29 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lakeclone.delta.commits import CommitMetadata, committing, microseconds
+from lakeclone.errors import ConcurrentWriteError
+from lakeclone.spark_errors import spark_errors
 
 if TYPE_CHECKING:
+    from lakeclone.catalog.entries import TableEntry
     from lakeclone.engine.executor import Execution
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """A table a statement rewrites (UPDATE, DELETE, MERGE) and the version it read.
+
+    Attributes:
+        table: the table.
+        read_version: the version the statement's rows were read at.
+    """
+
+    table: TableEntry
+    read_version: int
 
 LOG = logging.getLogger(__name__)
 
@@ -34,13 +51,19 @@ class UnitOfWork:
 
     @contextlib.contextmanager
     def delta(
-        self, *, parameters: Mapping[str, object] | None = None, metrics: Mapping[str, object] | None = None
+        self,
+        *,
+        parameters: Mapping[str, object] | None = None,
+        metrics: Mapping[str, object] | None = None,
+        rewrite: Rewrite | None = None,
     ) -> Iterator[None]:
         """Delta commits made inside the block carry this statement's metadata.
 
         Args:
             parameters: operation parameters to show in DESCRIBE HISTORY beside Delta's own.
             metrics: operation metrics to show beside Delta's own.
+            rewrite: the table the block rewrites: when its commit loses a race
+                only to blind appends, the ConcurrentWriteError is marked retryable.
         """
         execution = self._execution
         metadata = CommitMetadata(
@@ -50,9 +73,24 @@ class UnitOfWork:
             parameters={k: str(v) for k, v in (parameters or {}).items()},
             metrics={k: str(v) for k, v in (metrics or {}).items()},
         )
-        with committing(execution.spark, metadata):
-            yield
+        try:
+            with spark_errors(), committing(execution.spark, metadata):
+                yield
+        except ConcurrentWriteError as error:
+            error.retryable = rewrite is not None and self._only_appended_since(rewrite)
+            raise
         self.commits += 1
+
+    def _only_appended_since(self, rewrite: Rewrite) -> bool:
+        """Whether every commit to the table after the version read is a blind append.
+
+        Open-source Delta checks every commit at Serializable isolation, where an
+        UPDATE loses to a concurrent INSERT whose new files it could have read;
+        at WriteSerializable (Databricks' default) that is no conflict.
+        """
+        history = self._execution.tables.history(rewrite.table)
+        later = [commit for commit in history if commit.version > rewrite.read_version]
+        return bool(later) and all(commit.is_blind_append for commit in later)
 
     def created(self, location: str) -> None:
         """A folder this statement made: removed, with everything in it, if the statement fails."""
