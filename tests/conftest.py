@@ -62,3 +62,10 @@ def retention_check(lake: lakeclone.Lake) -> Iterator[Callable[[bool], None]]:
 def retention_check_off(retention_check: Callable[[bool], None]) -> None:
     """Delta's VACUUM retention check off for one test."""
     retention_check(False)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--long", action="store_true", help="run the fuzzer and the property tests at full length (thousands of cases)"
+    )
+    parser.addoption("--fuzz-seed", type=int, default=20261123, help="the statement fuzzer's seed")

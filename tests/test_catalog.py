@@ -291,7 +291,7 @@ def test_undrop_schema_never_brings_back_a_table_whose_window_has_passed(
     """The schema's window (7 days) is still open, the short-lived table's (1 day) is not.
 
     Whether a purge ran between (any DROP or VACUUM runs one) or not, the
-    table stays gone and its files with it; the long-lived one comes back.
+    table stays gone, and a purge deletes its files; the long-lived one comes back.
     """
     lake.sql(
         "CREATE SCHEMA s2; CREATE TABLE s2.t (k INT) DATA_RETENTION_TIME_IN_DAYS = 1; INSERT INTO s2.t VALUES (1);"
@@ -305,6 +305,7 @@ def test_undrop_schema_never_brings_back_a_table_whose_window_has_passed(
     assert lake.sql("UNDROP SCHEMA s2").collect()[0].status == "Schema S2 successfully restored."
     assert error_of(lake, "SELECT * FROM s2.t") == "SQL compilation error:\nObject 'LAKE.S2.T' does not exist or not authorized."
     assert "did not exist or was purged" in error_of(lake, "UNDROP TABLE s2.t")
+    lake.sql("CREATE TABLE scratch2 (k INT); DROP TABLE scratch2")  # a purge, which deletes its files
     assert not folder.exists()
     assert [tuple(r) for r in lake.sql("SELECT * FROM s2.kept").collect()] == [(2,)]
 

@@ -157,6 +157,11 @@ class ParameterStore(CatalogConnection):
         """How long a table's old versions (and, once dropped, the table itself) are kept."""
         return dt.timedelta(days=int(self.parameter(table, RETENTION)[0]))
 
+    def undroppable(self, table: TableEntry, stopped: dt.datetime, now: dt.datetime) -> bool:
+        """Whether a table that stopped being live at ``stopped`` (it, its schema or its database
+        was dropped) is still inside its UNDROP window at ``now``; the purge deletes it once not."""
+        return now <= stopped + self.retention(table)
+
     def retention_of(self, chain: list[tuple[ObjectKind, str]]) -> dt.timedelta:
         """The retention of any object, given its chain (a dropped schema's or database's UNDROP window)."""
         return dt.timedelta(days=int(self.effective(RETENTION, chain)[0]))

@@ -279,12 +279,12 @@ def drop(execution: Execution) -> DataFrame:
             name, label, entry = registry.DROPPERS[kind](execution, target)
         else:
             raise UnsupportedStatementError(execution.sql)
+    if entry is None and not if_exists:
+        raise ObjectNotFoundError(name)  # before the purge: a failed statement changes nothing
     for purge in registry.PURGES:
         purge(execution)
     if entry is None:
-        if if_exists:
-            return results.status(execution.spark, f"Drop statement executed successfully ({label} already dropped).")
-        raise ObjectNotFoundError(name)
+        return results.status(execution.spark, f"Drop statement executed successfully ({label} already dropped).")
     return results.status(execution.spark, f"{label} successfully dropped.")
 
 
@@ -295,8 +295,6 @@ def undrop(execution: Execution) -> DataFrame:
     target = expression.this
     catalog = execution.catalog
     now = execution.started_at
-    for purge in registry.PURGES:
-        purge(execution)
     with catalog.transaction():
         if kind == "TABLE":
             name = execution.tables.name(target)
@@ -317,6 +315,7 @@ def undrop(execution: Execution) -> DataFrame:
             chain = [(ObjectKind.SCHEMA, dropped_schema.id), (ObjectKind.DATABASE, database.id)] if dropped_schema else []
             if dropped_schema is None or not _within_window(execution, dropped_schema.dropped_at, chain, now):
                 raise SqlCompilationError(f"Schema {label} did not exist or was purged.")
+            _keep_expired_tables_dropped(execution, now)
             catalog.undrop_schema(dropped_schema)
         elif kind == "DATABASE":
             label = database_name(target)
@@ -326,6 +325,7 @@ def undrop(execution: Execution) -> DataFrame:
             chain = [(ObjectKind.DATABASE, dropped_db.id)] if dropped_db else []
             if dropped_db is None or not _within_window(execution, dropped_db.dropped_at, chain, now):
                 raise SqlCompilationError(f"Database {label} did not exist or was purged.")
+            _keep_expired_tables_dropped(execution, now)
             catalog.undrop_database(dropped_db)
         else:
             raise UnsupportedStatementError(execution.sql)
@@ -335,7 +335,20 @@ def undrop(execution: Execution) -> DataFrame:
 def _table_within_window(execution: Execution, table: TableEntry, now: dt.datetime) -> bool:
     """A dropped table can come back while its retention period lasts."""
     assert table.dropped_at is not None
-    return now <= table.dropped_at + execution.catalog.retention(table)
+    return execution.catalog.undroppable(table, table.dropped_at, now)
+
+
+def _keep_expired_tables_dropped(execution: Execution, now: dt.datetime) -> None:
+    """Tables whose UNDROP window passed while their schema or database was dropped stay dropped.
+
+    They are dropped as of when their schema or database was, so undropping
+    that brings them back only inside their own window, whether or not a purge
+    has run since; the next purge deletes them as it would have anyway.
+    """
+    catalog = execution.catalog
+    for table, stopped in catalog.unpurged_tables():
+        if table.dropped_at is None and stopped is not None and not catalog.undroppable(table, stopped, now):
+            catalog.drop_table(table, stopped)
 
 
 def _within_window(

@@ -115,9 +115,7 @@ AFTER_DML: list[Callable[[Execution, TableEntry], None]] = []
 DROP_RESTRICTIONS: list[Callable[[Execution, list[TableEntry]], None]] = []
 
 PURGES: list[Callable[[Execution], None]] = []
-"""The purge of dropped tables whose UNDROP window has passed: run after DROP and
-VACUUM, and before UNDROP, so that no UNDROP brings back a table whose window
-has passed, whether or not a purge ran since."""
+"""Run after DROP and VACUUM (the purge of dropped tables whose UNDROP window has passed)."""
 
 
 @dataclass

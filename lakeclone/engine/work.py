@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from lakeclone.catalog.entries import TableEntry
     from lakeclone.engine.executor import Execution
 
+LOG = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True)
 class Rewrite:
@@ -37,8 +39,6 @@ class Rewrite:
 
     table: TableEntry
     read_version: int
-
-LOG = logging.getLogger(__name__)
 
 
 class UnitOfWork:

@@ -30,7 +30,7 @@ def purge_expired(catalog: Catalog, delta: Delta, storage: Storage, now: dt.date
     """
     purged = []
     for table, dropped in catalog.unpurged_tables():
-        if dropped is None or now <= dropped + catalog.retention(table):
+        if dropped is None or catalog.undroppable(table, dropped, now):
             continue
         if table.managed and storage.exists(table.location):
             decisions = plan(catalog, delta, storage, table, horizon=now, now=now, reasons=[_clones])
