@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from lakeclone import timetravel
-from lakeclone.errors import SqlCompilationError
+from lakeclone.engine import registry
+from lakeclone.errors import ObjectNotFoundError, SqlCompilationError
 
 if TYPE_CHECKING:
     from lakeclone.engine.tables import Tables
@@ -45,15 +46,31 @@ def bind_tables(expression: exp.Expression, tables: Tables) -> exp.Expression:
         check_table_clauses(table)
         if not table.db and not table.catalog and table.name in ctes:
             continue
-        entry = tables.entry(table)
-        version = tables.version(entry, timetravel.point_of(table))
-        alias = table.args.get("alias") or exp.TableAlias(this=exp.to_identifier(table.name))
-        reference = tables.reference(entry, version, alias)
-        for key in ("joins", "laterals", "pivots", "sample"):
-            if table.args.get(key):
-                reference.set(key, table.args[key])
-        table.replace(reference)
+        table.replace(carry_clauses(table, _bound_relation(table, tables)))
     return bound
+
+
+def _bound_relation(table: exp.Table, tables: Tables) -> exp.Expression:
+    """A table reference bound: a table at its pinned version, else what a feature resolves the name to."""
+    alias = table.args.get("alias") or exp.TableAlias(this=exp.to_identifier(table.name))
+    name = tables.name(table)
+    entry = tables.catalog.table(name.database, name.schema, name.name)
+    if entry is not None:
+        version = tables.version(entry, timetravel.point_of(table))
+        return tables.reference(entry, version, alias)
+    for resolve in registry.RELATIONS:
+        relation = resolve(tables, table, name)
+        if relation is not None:
+            return relation
+    raise ObjectNotFoundError(str(name))
+
+
+def carry_clauses(table: exp.Table, replacement: exp.Expression) -> exp.Expression:
+    """``replacement`` with the joins, laterals, pivots and sample written after ``table``."""
+    for key in ("joins", "laterals", "pivots", "sample"):
+        if table.args.get(key):
+            replacement.set(key, table.args[key])
+    return replacement
 
 
 def check_table_clauses(table: exp.Table) -> None:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from lakeclone.catalog.store import Catalog, SchemaEntry, TableEntry
     from lakeclone.delta.statements import Merge
     from lakeclone.engine.executor import Execution
+    from lakeclone.engine.tables import Tables
 
 Handler = Callable[["Execution"], "DataFrame"]
 ShowHandler = Callable[["Execution", "re.Pattern[str] | None"], "DataFrame"]
@@ -84,6 +85,9 @@ class MergeDefaults(Protocol):
     ) -> Merge: ...
 
 
+RelationResolver = Callable[["Tables", exp.Table, "QualifiedName"], "exp.Expression | None"]
+"""Binds a name that is not a table (a view, a stream): the relation, bound, to put in the reference's place, or None."""
+
 STATEMENTS: dict[type[exp.Expression], Handler] = {}
 """Statement handlers by the expression class the parser builds."""
 
@@ -113,6 +117,9 @@ AFTER_DML: list[Callable[[Execution, TableEntry], None]] = []
 
 # Checks DROP … RESTRICT runs on the tables it would drop; each raises if something else depends on them.
 DROP_RESTRICTIONS: list[Callable[[Execution, list[TableEntry]], None]] = []
+
+RELATIONS: list[RelationResolver] = []
+"""Tried in order when a query names something that is not a live table."""
 
 PURGES: list[Callable[[Execution], None]] = []
 """Run after DROP and VACUUM (the purge of dropped tables whose UNDROP window has passed)."""
