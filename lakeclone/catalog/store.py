@@ -21,6 +21,9 @@ from lakeclone.catalog.entries import (
     QueryEntry,
     SchemaEntry,
     SequenceEntry,
+    SourceKind,
+    StreamEntry,
+    StreamMode,
     TableEntry,
     TableKind,
 )
@@ -28,6 +31,7 @@ from lakeclone.catalog.objects import DEFAULT_DATABASE, DEFAULT_SCHEMA, ObjectSt
 from lakeclone.catalog.parameters import ParameterStore
 from lakeclone.catalog.queries import QueryStore
 from lakeclone.catalog.sequences import SequenceStore
+from lakeclone.catalog.streams import StreamStore
 
 __all__ = [
     "DEFAULT_DATABASE",
@@ -44,6 +48,9 @@ __all__ = [
     "QueryEntry",
     "SchemaEntry",
     "SequenceEntry",
+    "SourceKind",
+    "StreamEntry",
+    "StreamMode",
     "TableEntry",
     "TableKind",
     "parse_timestamp",
@@ -51,8 +58,8 @@ __all__ = [
 ]
 
 
-class Catalog(ObjectStore, ParameterStore, QueryStore, SequenceStore, DefinitionStore):
-    """The catalog of one warehouse: objects, parameters, statements, sequences and table definitions."""
+class Catalog(ObjectStore, ParameterStore, QueryStore, SequenceStore, DefinitionStore, StreamStore):
+    """The catalog of one warehouse: objects, parameters, statements, sequences, table definitions and streams."""
 
     def horizon(self, table: TableEntry, now: dt.datetime) -> dt.datetime:
         """The oldest moment time travel on ``table`` reaches: its retention window, or a VACUUM that kept less."""

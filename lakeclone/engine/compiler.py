@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
@@ -41,9 +41,14 @@ def bind_tables(expression: exp.Expression, tables: Tables) -> exp.Expression:
         node.replace(value)
     ctes = {cte.alias_or_name for cte in bound.find_all(exp.CTE)}
     for table in list(bound.find_all(exp.Table)):
+        if isinstance(table.this, exp.Anonymous):
+            function = registry.TABLE_FUNCTIONS.get(table.this.name.upper())
+            if function is not None:
+                table.replace(carry_clauses(table, function(tables, table.this), alias=table.args.get("alias")))
+            continue
         if not isinstance(table.this, exp.Identifier):
             continue
-        check_table_clauses(table)
+        check_table_clauses(table, allowed=registry.TABLE_CLAUSES.keys())
         if not table.db and not table.catalog and table.name in ctes:
             continue
         table.replace(carry_clauses(table, _bound_relation(table, tables)))
@@ -56,6 +61,9 @@ def _bound_relation(table: exp.Table, tables: Tables) -> exp.Expression:
     name = tables.name(table)
     entry = tables.catalog.table(name.database, name.schema, name.name)
     if entry is not None:
+        for clause, bind in registry.TABLE_CLAUSES.items():
+            if table.args.get(clause):
+                return bind(tables, table, entry)
         version = tables.version(entry, timetravel.point_of(table))
         return tables.reference(entry, version, alias)
     for resolve in registry.RELATIONS:
@@ -65,18 +73,22 @@ def _bound_relation(table: exp.Table, tables: Tables) -> exp.Expression:
     raise ObjectNotFoundError(str(name))
 
 
-def carry_clauses(table: exp.Table, replacement: exp.Expression) -> exp.Expression:
-    """``replacement`` with the joins, laterals, pivots and sample written after ``table``."""
+def carry_clauses(
+    table: exp.Table, replacement: exp.Expression, *, alias: exp.Expression | None = None
+) -> exp.Expression:
+    """``replacement`` with the joins, laterals, pivots and sample written after ``table`` (and ``alias``, if given)."""
     for key in ("joins", "laterals", "pivots", "sample"):
         if table.args.get(key):
             replacement.set(key, table.args[key])
+    if alias is not None:
+        replacement.set("alias", alias)
     return replacement
 
 
-def check_table_clauses(table: exp.Table) -> None:
+def check_table_clauses(table: exp.Table, *, allowed: Iterable[str] = ()) -> None:
     """Refuse the clauses of a table reference that lakeclone parses but does not run."""
     for key, value in table.args.items():
-        if value and key not in _TABLE_ARGS:
+        if value and key not in _TABLE_ARGS and key not in allowed:
             clause = _UNSUPPORTED_TABLE_ARGS.get(key, key.upper())
             raise SqlCompilationError(f"{clause} on a table reference is not supported by lakeclone.")
 
@@ -124,6 +136,10 @@ def _spark_forms(expression: exp.Expression) -> exp.Expression:
     ``x <> ALL (SELECT ...)``, which Spark has no syntax for. ``SAMPLE``
     becomes a filter or an ordering by ``rand()`` (see :func:`_sampled`).
     """
+    for identifier in expression.find_all(exp.Identifier):
+        # Spark reads `$` in no unquoted name; Snowflake's METADATA$ACTION needs quoting there.
+        if "$" in identifier.name:
+            identifier.set("quoted", True)
     for node in list(expression.find_all(exp.NEQ)):
         quantified = node.expression
         if isinstance(quantified, exp.All) and isinstance(quantified.this, exp.Query):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
 from lakeclone.catalog import parameters as params
 from lakeclone.catalog.entries import DatabaseEntry, ObjectKind, SchemaEntry
+from lakeclone.engine import registry
 from lakeclone.errors import InvalidLocationError, ObjectNotFoundError, SqlCompilationError
 from lakeclone.storage import is_within
 
@@ -79,9 +81,17 @@ def value_of(node: exp.Expression) -> str:
     return node.name or node.sql(dialect="snowflake")
 
 
-def store_parameters(execution: Execution, object_id: str, settings: dict[str, str]) -> None:
+def store_parameters(execution: Execution, kind: ObjectKind, object_id: str, settings: Mapping[str, str | None]) -> None:
+    """Set (or, for None, unset) parameters on an object, then run the features' hooks on the keys that have one."""
     for key, value in settings.items():
-        execution.catalog.set_parameter(object_id, key, value)
+        if value is None:
+            execution.catalog.unset_parameter(object_id, key)
+        else:
+            execution.catalog.set_parameter(object_id, key, value)
+    for key, value in settings.items():
+        hook = registry.PARAMETER_HOOKS.get(key)
+        if hook is not None:
+            hook(execution, kind, object_id, value)
 
 
 def external_location(execution: Execution, text: str) -> str:

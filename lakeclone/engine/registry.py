@@ -23,10 +23,11 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
+    from lakeclone.catalog.entries import ObjectKind
     from lakeclone.catalog.names import QualifiedName
     from lakeclone.catalog.store import Catalog, SchemaEntry, TableEntry
     from lakeclone.delta.statements import Merge
-    from lakeclone.engine.executor import Execution
+    from lakeclone.engine.executor import Execution, Executor
     from lakeclone.engine.tables import Tables
 
 Handler = Callable[["Execution"], "DataFrame"]
@@ -120,6 +121,33 @@ DROP_RESTRICTIONS: list[Callable[[Execution, list[TableEntry]], None]] = []
 
 RELATIONS: list[RelationResolver] = []
 """Tried in order when a query names something that is not a live table."""
+
+TableClauseBinder = Callable[["Tables", exp.Table, "TableEntry"], "exp.Expression"]
+
+TABLE_CLAUSES: dict[str, TableClauseBinder] = {}
+"""Binders of a clause written after a table's name (``changes``: the CHANGES clause), by sqlglot's arg name."""
+
+TableFunction = Callable[["Tables", exp.Anonymous], "exp.Expression"]
+
+TABLE_FUNCTIONS: dict[str, TableFunction] = {}
+"""Table functions lakeclone binds itself (``TABLE_CHANGES``), by upper-case name."""
+
+BEFORE_COMMIT: list[Callable[[Execution, str | None], None]] = []
+"""Run before each Delta commit a statement makes, with the location it commits to (None when unknown)."""
+
+FINISH: list[Callable[[Execution], None]] = []
+"""Run when a statement succeeds, inside the catalog transaction that records it as finished."""
+
+RECOVERIES: list[Callable[[Executor], None]] = []
+"""Run when a Lake opens its warehouse: finish or undo what crashed sessions left half done."""
+
+ParameterHook = Callable[["Execution", "ObjectKind", str, "str | None"], None]
+
+PARAMETER_HOOKS: dict[str, ParameterHook] = {}
+"""Run when a parameter is set (its new value) or unset (None) on an object, by key: (execution, kind, object id, value)."""
+
+DESCRIBERS: dict[str, Handler] = {}
+"""``DESCRIBE <kind>`` handlers beyond tables."""
 
 PURGES: list[Callable[[Execution], None]] = []
 """Run after DROP and VACUUM (the purge of dropped tables whose UNDROP window has passed)."""

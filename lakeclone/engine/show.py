@@ -259,7 +259,10 @@ def describe_table(execution: Execution) -> DataFrame:
     expression = execution.expression
     kind = str(expression.args.get("kind") or "TABLE").upper()
     if kind != "TABLE":
-        raise UnsupportedStatementError(execution.sql)
+        describer = registry.DESCRIBERS.get(kind)
+        if describer is None:
+            raise UnsupportedStatementError(execution.sql)
+        return describer(execution)
     entry = execution.tables.entry(expression.this)
     schema = execution.delta.table(entry.location).snapshot().schema
     attributes: dict[str, dict[str, str | None]] = {}
