@@ -13,6 +13,8 @@ FEATURES = (
     "lakeclone.clustering",
     "lakeclone.clones",
     "lakeclone.vacuum",
+    # Before streams: a commit takes its table lock before it records a stream's consumption.
+    "lakeclone.transactions",
     "lakeclone.streams",
 )
 

@@ -24,6 +24,7 @@ DEFAULT_WAREHOUSE = "lakeclone-warehouse"
 CATALOG_FILE = "catalog.sqlite"
 
 _latest: Lake | None = None
+LOCK_TIMEOUT_SECONDS = 43200.0
 
 
 def connect(
@@ -118,6 +119,9 @@ class Lake:
         progress: where statements show Spark's progress: None in a Jupyter
             notebook only, True in a terminal (on stderr) too, False nowhere.
             Set it at any time.
+        lock_timeout: how many seconds a statement waits for a table another
+            session's transaction holds before it fails (Snowflake's
+            LOCK_TIMEOUT, 43200 by default). Set it at any time.
     """
 
     def __init__(
@@ -132,6 +136,7 @@ class Lake:
         self.spark = spark
         self.clock = clock
         self.progress = progress
+        self.lock_timeout = LOCK_TIMEOUT_SECONDS
         storage = Storage(spark)
         self.location = storage.qualify(location)
         storage.mkdirs(self.location)

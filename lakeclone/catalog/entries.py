@@ -239,3 +239,66 @@ class Consumption:
     target: str
     offsets: Mapping[str, int] = field(default_factory=dict)
     initial_rows: bool = False
+
+
+class LockMode(Enum):
+    """How a session holds a table it writes."""
+
+    STATEMENT = "STATEMENT"
+    """An autocommit statement, for the length of the statement; several may write at once (Delta's own concurrency)."""
+    TRANSACTION = "TRANSACTION"
+    """An open transaction, until COMMIT or ROLLBACK; no one else writes meanwhile."""
+
+
+@dataclass(frozen=True)
+class TableLock:
+    """A session writing a table.
+
+    Attributes:
+        transaction_id: the transaction holding it; None for one autocommit statement's lock.
+        query_id: the statement that took it.
+        base_version: a transaction's lock only: the version committed when it was taken,
+            which every other session reads until the transaction ends.
+    """
+
+    table_id: str
+    session_id: str
+    transaction_id: str | None
+    query_id: str
+    base_version: int | None
+
+    @property
+    def mode(self) -> LockMode:
+        return LockMode.STATEMENT if self.transaction_id is None else LockMode.TRANSACTION
+
+
+@dataclass(frozen=True)
+class TransactionEntry:
+    """An open transaction, as other sessions (and recovery) see it."""
+
+    id: str
+    session_id: str
+    name: str | None
+    started_at: dt.datetime
+    started_tick: int
+
+
+class HiddenOutcome(Enum):
+    """Why a range of versions was never committed."""
+
+    ROLLED_BACK = "ROLLED_BACK"
+    INTERMEDIATE = "INTERMEDIATE"
+
+
+@dataclass(frozen=True)
+class HiddenVersions:
+    """Versions of a table no session reads: they stand for ``base_version``."""
+
+    table_id: str
+    first_version: int
+    last_version: int
+    base_version: int
+    outcome: HiddenOutcome
+
+    def __contains__(self, version: object) -> bool:
+        return isinstance(version, int) and self.first_version <= version <= self.last_version

@@ -174,6 +174,44 @@ CREATE TABLE stream_consumptions (
 );
 """
 
+# Transactions (BEGIN … COMMIT): each open one, the tables it holds locked with
+# the version committed when it took the lock, and the versions no session may
+# read (a rolled-back transaction's, and a committed one's intermediate states).
+TRANSACTIONS = """
+CREATE TABLE transactions (
+    id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    name TEXT,
+    started_at TEXT NOT NULL,
+    started_tick INTEGER NOT NULL
+);
+
+CREATE TABLE table_locks (
+    table_id TEXT NOT NULL REFERENCES tables(id),
+    session_id TEXT NOT NULL,
+    transaction_id TEXT REFERENCES transactions(id),
+    query_id TEXT NOT NULL,
+    base_version INTEGER,
+    CHECK ((transaction_id IS NULL) = (base_version IS NULL))
+);
+CREATE INDEX table_locks_table ON table_locks(table_id);
+CREATE UNIQUE INDEX table_locks_exclusive ON table_locks(table_id) WHERE transaction_id IS NOT NULL;
+
+CREATE TABLE table_lock_epochs (
+    table_id TEXT PRIMARY KEY REFERENCES tables(id),
+    epoch INTEGER NOT NULL
+);
+
+CREATE TABLE hidden_versions (
+    table_id TEXT NOT NULL REFERENCES tables(id),
+    first_version INTEGER NOT NULL,
+    last_version INTEGER NOT NULL,
+    base_version INTEGER NOT NULL,
+    outcome TEXT NOT NULL CHECK (outcome IN ('ROLLED_BACK', 'INTERMEDIATE')),
+    PRIMARY KEY (table_id, first_version)
+);
+"""
+
 Migration = Callable[[sqlite3.Connection], None]
 
 
@@ -186,7 +224,7 @@ def _script(sql: str) -> Migration:
     return run
 
 
-MIGRATIONS: tuple[Migration, ...] = (_script(INITIAL), _script(DELTA_SPARK), _script(STREAMS))
+MIGRATIONS: tuple[Migration, ...] = (_script(INITIAL), _script(DELTA_SPARK), _script(STREAMS), _script(TRANSACTIONS))
 """Migration ``n`` (1-based) brings a catalog from user_version ``n - 1`` to ``n``."""
 
 

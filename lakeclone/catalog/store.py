@@ -32,6 +32,7 @@ from lakeclone.catalog.parameters import ParameterStore
 from lakeclone.catalog.queries import QueryStore
 from lakeclone.catalog.sequences import SequenceStore
 from lakeclone.catalog.streams import StreamStore
+from lakeclone.catalog.transactions import TransactionStore
 
 __all__ = [
     "DEFAULT_DATABASE",
@@ -58,8 +59,8 @@ __all__ = [
 ]
 
 
-class Catalog(ObjectStore, ParameterStore, QueryStore, SequenceStore, DefinitionStore, StreamStore):
-    """The catalog of one warehouse: objects, parameters, statements, sequences, table definitions and streams."""
+class Catalog(ObjectStore, ParameterStore, QueryStore, SequenceStore, DefinitionStore, StreamStore, TransactionStore):
+    """The catalog of one warehouse: objects, parameters, statements, sequences, table definitions, streams and transactions."""
 
     def horizon(self, table: TableEntry, now: dt.datetime) -> dt.datetime:
         """The oldest moment time travel on ``table`` reaches: its retention window, or a VACUUM that kept less."""

@@ -54,6 +54,12 @@ class StreamStore(CatalogConnection):
         ).fetchall()
         return [e for e in map(_stream, rows) if table_id in e.offsets]
 
+    def streamed_table_ids(self) -> set[str]:
+        """The tables some live stream reads."""
+        rows = self._db.execute("SELECT m.offsets FROM streams m JOIN schemas s ON m.schema_id = s.id "
+                                "JOIN databases d ON s.database_id = d.id WHERE 1 = 1" + _LIVE).fetchall()
+        return {str(table_id) for r in rows for table_id in json.loads(r[0])}
+
     def create_stream(
         self,
         schema: SchemaEntry,
@@ -128,6 +134,10 @@ class StreamStore(CatalogConnection):
                 json.dumps(dict(consumption.offsets)), int(consumption.initial_rows),
             ),
         )
+
+    def forget_consumptions_of(self, holder: str) -> None:
+        """Drop every consumption record a statement or transaction holds."""
+        self._db.execute("DELETE FROM stream_consumptions WHERE query_id = ?", (holder,))
 
     def forget_consumption(self, stream_id: str, query_id: str) -> None:
         self._db.execute(

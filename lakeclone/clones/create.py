@@ -138,6 +138,7 @@ def _version_at_moment(execution: Execution, table: TableEntry, moment: dt.datet
         version = timetravel.version_at(history, moment, before=before, name=table.name, horizon=tables.horizon(table))
     except TimeTravelError:
         raise DataNotAvailableError() from None
+    version = tables.committed(table, version)
     tables.check_available(table, history, version)
     return version
 

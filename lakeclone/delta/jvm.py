@@ -46,6 +46,14 @@ class Jvm:
         """Delta's ``DeltaLog`` of the table at ``uri`` (cached by Delta per path)."""
         return self.jvm.org.apache.spark.sql.delta.DeltaLog.forTable(self.session, uri)
 
+    def activate(self) -> None:
+        """Make this session the JVM thread's active one, which Delta's own code uses (``SparkSession.active``).
+
+        A frame Delta builds belongs to the active session; with several sessions
+        in one JVM (``spark.newSession()``), it must be this Lake's.
+        """
+        self.jvm.org.apache.spark.sql.SparkSession.setActiveSession(self.session)
+
     def action(self, json_text: str) -> JavaObject:
         """A Delta action (add, metaData, ...) read from its JSON form by Delta itself."""
         return self.jvm.org.apache.spark.sql.delta.actions.Action.fromJson(json_text)

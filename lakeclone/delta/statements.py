@@ -194,3 +194,12 @@ def shallow_clone(
         f"CREATE TABLE {sql_name(target)} SHALLOW CLONE {sql_name(source)} VERSION AS OF {int(version)}{overrides}"
     ).collect()
     return row
+
+
+def restore(spark: SparkSession, location: str, version: int) -> None:
+    """``RESTORE TABLE … TO VERSION AS OF n``: one commit bringing back version ``n``'s files.
+
+    Deletion vectors and row ids come back with the files, so the rows are
+    the very rows of version ``n``, ids included.
+    """
+    spark.sql(f"RESTORE TABLE {sql_name(location)} TO VERSION AS OF {int(version)}").collect()

@@ -102,6 +102,7 @@ class LsqlParser(Snowflake.Parser):
         "PARAMETERS": lambda self: self._parse_show_parameters(),
         "STREAMS": _show_parser("STREAMS"),
         "TERSE STREAMS": _show_parser("STREAMS", terse=True),
+        "TRANSACTIONS": _show_parser("TRANSACTIONS"),
     }
 
     # Options of CREATE STREAM, each a boolean.
@@ -169,7 +170,10 @@ class LsqlParser(Snowflake.Parser):
     def _parse_start_transaction(self) -> exp.Transaction:
         if not self._match_text_seq("TRANSACTION"):
             self.raise_error("Expected TRANSACTION", self._curr)
-        return self.expression(exp.Transaction())
+        modes = []
+        if self._match_text_seq("NAME"):
+            modes.append(f"NAME {self._parse_id_var(any_token=False)}")
+        return self.expression(exp.Transaction(modes=modes))
 
     def _parse_drop(self, exists: bool = False, kind: str | None = None) -> exp.Drop | exp.Command:
         # STREAM is no keyword of sqlglot's; its DROP reads like a SEQUENCE's.

@@ -2,12 +2,42 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lakeclone.catalog.entries import StreamEntry
+    from lakeclone.engine.tables import StreamRead
+
+
+@dataclass
+class OpenTransaction:
+    """The session's open transaction (BEGIN … COMMIT or ROLLBACK).
+
+    Attributes:
+        id: its id, which its catalog records and locks carry.
+        name: the name BEGIN NAME gave it, if any.
+        started_at: when BEGIN ran, by the Lake's clock.
+        stream_points: per table, the version committed when the transaction began:
+            where every query of a stream inside it stops (repeatable read).
+        streams: each stream as the transaction first read it: later reads start
+            from the same offsets, whoever moves them meanwhile.
+        consumed: the streams a DML statement inside it consumed, moved at COMMIT.
+    """
+
+    id: str
+    name: str | None
+    started_at: dt.datetime
+    stream_points: dict[str, int] = field(default_factory=dict)
+    streams: dict[str, StreamEntry] = field(default_factory=dict)
+    consumed: dict[str, StreamRead] = field(default_factory=dict)
 
 
 @dataclass
 class SessionContext:
-    """The current database and schema that unqualified names resolve in."""
+    """The current database and schema that unqualified names resolve in, and the open transaction."""
 
     database: str | None
     schema: str | None
+    transaction: OpenTransaction | None = None

@@ -115,6 +115,9 @@ class Executor:
         handler = registry.STATEMENTS.get(type(statement.expression))
         if handler is None:
             raise UnsupportedStatementError(statement.sql)
+        with internal_errors(), spark_errors():
+            for prepare in registry.BEFORE_STATEMENT:
+                prepare(self, statement.expression)
         query_id = str(uuid.uuid4())
         started_at = self.lake.now()
         self.catalog.record_query(query_id, statement.sql, started_at)

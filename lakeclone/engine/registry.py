@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from lakeclone.catalog.names import QualifiedName
     from lakeclone.catalog.store import Catalog, SchemaEntry, TableEntry
     from lakeclone.delta.statements import Merge
+    from lakeclone.engine.context import OpenTransaction
     from lakeclone.engine.executor import Execution, Executor
     from lakeclone.engine.tables import Tables
 
@@ -137,6 +138,15 @@ BEFORE_COMMIT: list[Callable[[Execution, str | None], None]] = []
 
 FINISH: list[Callable[[Execution], None]] = []
 """Run when a statement succeeds, inside the catalog transaction that records it as finished."""
+
+BEFORE_STATEMENT: list[Callable[[Executor, exp.Expression], None]] = []
+"""Run before each statement (a DDL statement commits the open transaction first)."""
+
+TRANSACTION_COMMITS: list[Callable[[Catalog, OpenTransaction, dt.datetime], None]] = []
+"""Run inside COMMIT's catalog transaction (the streams a transaction consumed move)."""
+
+TRANSACTION_ROLLBACKS: list[Callable[[Catalog, str], None]] = []
+"""Run inside the catalog transaction that ends a rolled-back transaction, with its id (also after a crash)."""
 
 RECOVERIES: list[Callable[[Executor], None]] = []
 """Run when a Lake opens its warehouse: finish or undo what crashed sessions left half done."""

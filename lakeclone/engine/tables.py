@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from lakeclone import timetravel
+from lakeclone.catalog.entries import HiddenOutcome
 from lakeclone.catalog.names import QualifiedName, table_name
 from lakeclone.catalog.parameters import RETENTION
 from lakeclone.errors import DataNotAvailableError, ObjectNotFoundError, SqlCompilationError, StatementNotFoundError
@@ -95,10 +96,37 @@ class Tables:
         return self.now - self.catalog.retention(entry)
 
     def current_version(self, entry: TableEntry) -> int:
-        """The version this statement reads when no point is given."""
+        """The version this statement reads when no point is given: the latest committed one."""
         if entry.id not in self._current:
-            self._current[entry.id] = self.log(entry).version()
+            self._current[entry.id] = self._committed_version(entry)
         return self._current[entry.id]
+
+    def _committed_version(self, entry: TableEntry) -> int:
+        """The table's latest version, unless another session's open transaction wrote it: then the one before.
+
+        A transaction takes its lock before its first commit, so a lock epoch
+        unchanged around the read of the log means no transaction wrote
+        anything that read could see.
+        """
+        transaction = self.session.transaction
+        while True:
+            epoch, lock = self.catalog.transaction_lock(entry.id)
+            mine = lock is not None and transaction is not None and lock.transaction_id == transaction.id
+            if lock is not None and not mine:
+                assert lock.base_version is not None
+                return lock.base_version
+            version = self.log(entry).version()
+            if mine or self.catalog.lock_epoch(entry.id) == epoch:
+                return version
+
+    def stream_end(self, entry: TableEntry) -> int:
+        """The version a stream's changes on ``entry`` run to: now, or, inside a transaction, when it began."""
+        transaction = self.session.transaction
+        if transaction is None:
+            return self.current_version(entry)
+        if entry.id not in transaction.stream_points:
+            transaction.stream_points[entry.id] = self.current_version(entry)
+        return transaction.stream_points[entry.id]
 
     def version(self, entry: TableEntry, point: Point | None = None) -> int:
         """The version a reference reads: now, or at a time-travel point.
@@ -115,14 +143,39 @@ class Tables:
         if point.kind is PointKind.VERSION:
             number = timetravel.literal_int(point.value, "VERSION")
             version = timetravel.check_version(history, number - 1 if point.before else number, name=name, horizon=horizon)
+            self._require_committed(entry, version)
         elif point.kind is PointKind.STATEMENT:
             mark = self.statement_mark(point.value)
             version = timetravel.version_at_statement(history, mark, before=point.before, name=name, horizon=horizon)
         else:
             moment = self.moment_of(point)
             version = timetravel.version_at(history, moment, before=point.before, name=name, horizon=horizon)
+        if point.kind is not PointKind.VERSION:
+            version = self.committed(entry, version)
         self.check_available(entry, history, version)
         return version
+
+    def committed(self, entry: TableEntry, version: int) -> int:
+        """The committed state a moment's version stands for: a version no session may read reads as its base."""
+        for hidden in self.catalog.hidden_versions(entry.id):
+            if version in hidden:
+                return hidden.base_version
+        latest = self.current_version(entry)
+        return min(version, latest)
+
+    def _require_committed(self, entry: TableEntry, version: int) -> None:
+        """An explicit VERSION must be one some session could read."""
+        for hidden in self.catalog.hidden_versions(entry.id):
+            if version in hidden:
+                how = "rolled back" if hidden.outcome is HiddenOutcome.ROLLED_BACK else "went on to a later version"
+                raise SqlCompilationError(
+                    f"Version {version} of table {entry.name} was never committed: the transaction that wrote it {how}; "
+                    f"version {hidden.base_version} holds what was committed."
+                )
+        if version > self.current_version(entry):
+            raise SqlCompilationError(
+                f"Version {version} of table {entry.name} is not committed yet: another session's transaction is writing it."
+            )
 
     def check_available(self, entry: TableEntry, history: list[Commit], version: int) -> None:
         """Raise DataNotAvailableError when a VACUUM removed files ``version`` reads."""

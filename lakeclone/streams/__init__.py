@@ -16,6 +16,8 @@ registry.TABLE_FUNCTIONS["TABLE_CHANGES"] = binding.bind_table_changes
 registry.BEFORE_COMMIT.append(consume.before_commit)
 registry.FINISH.append(consume.finish)
 registry.RECOVERIES.append(consume.recover)
+registry.TRANSACTION_COMMITS.append(consume.commit_consumed)
+registry.TRANSACTION_ROLLBACKS.append(consume.forget_consumed)
 registry.PARAMETER_HOOKS[tracking.CHANGE_TRACKING] = tracking.on_parameter
 registry.DROPPERS["STREAM"] = statements.drop_stream
 registry.SHOWS["STREAMS"] = statements.show_streams

@@ -55,6 +55,10 @@ def stream_changes(tables: Tables, stream: StreamEntry) -> tuple[DataFrame, Stre
     catalog = tables.catalog
     consume.resolve_abandoned(catalog, tables.delta, tables.warehouse, tables.now, stream.id)
     stream = catalog.stream_by_id(stream.id) or stream
+    transaction = tables.session.transaction
+    if transaction is not None:
+        # Repeatable read: every query of the stream in the transaction starts where the first did.
+        stream = transaction.streams.setdefault(stream.id, stream)
     state = staleness(catalog, stream, tables.now)
     if state.reason is not None:
         raise StaleStreamError(
@@ -69,7 +73,7 @@ def stream_changes(tables: Tables, stream: StreamEntry) -> tuple[DataFrame, Stre
     if stream.initial_rows:
         frame = reader.initial_rows(log, start)
         return frame, StreamRead(stream.id, stream.name, stream.offsets, stream.offsets, initial_rows=False)
-    end = tables.current_version(entry)
+    end = tables.stream_end(entry)
     tracking.require_tracked(catalog, entry, start, end)
     frame = reader.changes(log, start, end, stream.mode)
     return frame, StreamRead(stream.id, stream.name, stream.offsets, {table_id: end}, initial_rows=False)

@@ -9,13 +9,17 @@ USING, UPDATE … FROM, DELETE … USING, CREATE TABLE … AS SELECT) consumes t
 2. Delta commits, carrying the statement's query id (see
    :mod:`lakeclone.delta.commits`);
 3. the catalog transaction that records the statement as finished moves the
-   offsets and removes the records.
+   offsets and removes the records; inside a transaction (BEGIN … COMMIT) the
+   record is the transaction's, and COMMIT moves the offsets to where the
+   transaction's reads stopped, its start.
 
 A crash between 1 and 3 leaves a record whose session is dead. Whoever finds
 it (the next ``connect()``, or a statement reading the stream) resolves it from
 the target's log: if the statement's commit is there, and the table it wrote
 is one the catalog knows, the offsets move; otherwise the record is dropped and
-the offsets stay. So no crash loses a change or delivers one twice.
+the offsets stay. (A transaction's record names no commit: a transaction that
+died before COMMIT rolled back, so its record is dropped.) So no crash loses a
+change or delivers one twice.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from lakeclone.errors import ConcurrentWriteError, LakecloneError
 if TYPE_CHECKING:
     from lakeclone.catalog.store import Catalog
     from lakeclone.delta.log import Delta
+    from lakeclone.engine.context import OpenTransaction
     from lakeclone.engine.executor import Execution, Executor
 
 # How long a statement waits for another session's statement consuming the same stream.
@@ -66,13 +71,17 @@ def before_commit(execution: Execution, target: str | None) -> None:
     if target is None:
         raise LakecloneError("Internal error in lakeclone (a consuming statement commits to no known table); please report it.")
     catalog = execution.catalog
+    # Inside a transaction the record is the transaction's: it holds the stream until COMMIT or ROLLBACK.
+    transaction = execution.session.transaction
+    holder = execution.query_id if transaction is None else transaction.id
     deadline = time.monotonic() + WAIT_SECONDS
     pending = dict(reads)
+    recorded: list[str] = []
     while pending:
         with catalog.transaction():
             for stream_id, read in list(pending.items()):
                 held = catalog.consumption(stream_id)
-                if held is not None and held.query_id == execution.query_id:
+                if held is not None and held.query_id == holder:
                     del pending[stream_id]
                     continue
                 if held is not None:
@@ -81,22 +90,28 @@ def before_commit(execution: Execution, target: str | None) -> None:
                     resolve(catalog, execution.delta, held, execution.now())
                 stream = catalog.stream_by_id(stream_id)
                 if stream is None or stream.dropped_at is not None or dict(stream.offsets) != dict(read.read_from):
+                    if transaction is not None:
+                        raise ConcurrentWriteError(
+                            f"Stream {read.name} was consumed by another transaction after this transaction "
+                            "first read it; ROLLBACK and run the transaction again."
+                        )
                     # Consumed (or replaced) since this statement read it: read it again.
                     error = ConcurrentWriteError(f"Stream {read.name} was consumed by another statement meanwhile.")
                     error.retryable = True
                     raise error
                 catalog.record_consumption(
-                    Consumption(stream_id, execution.query_id, execution.executor.session.id, target,
+                    Consumption(stream_id, holder, execution.executor.session.id, target,
                                 dict(read.read_to), read.initial_rows)
                 )
+                recorded.append(stream_id)
                 del pending[stream_id]
         if pending:
             if time.monotonic() > deadline:
                 names = ", ".join(read.name for read in pending.values())
                 raise StreamBusyError(f"Stream {names} is being consumed by another session's statement; try again later.")
             time.sleep(_POLL_SECONDS)
-    stream_ids = list(reads)
-    execution.work.compensate("forget the stream consumption", lambda: _forget(catalog, execution.query_id, stream_ids))
+    if recorded:
+        execution.work.compensate("forget the stream consumption", lambda: _forget(catalog, holder, recorded))
 
 
 def _forget(catalog: Catalog, query_id: str, stream_ids: Iterable[str]) -> None:
@@ -110,6 +125,12 @@ def finish(execution: Execution) -> None:
     reads = execution.tables.stream_reads
     if not reads or not consumes(execution):
         return
+    transaction = execution.session.transaction
+    if transaction is not None:
+        # The offsets move at COMMIT, to where the transaction's reads stopped: its start.
+        for stream_id, read in reads.items():
+            transaction.consumed.setdefault(stream_id, read)
+        return
     catalog = execution.catalog
     for stream_id, read in reads.items():
         stream = catalog.stream_by_id(stream_id)
@@ -117,6 +138,20 @@ def finish(execution: Execution) -> None:
         if stream is not None and dict(stream.offsets) == dict(read.read_from):
             catalog.move_offsets(stream_id, read.read_to, initial_rows=read.initial_rows, now=execution.now())
         catalog.forget_consumption(stream_id, execution.query_id)
+
+
+def commit_consumed(catalog: Catalog, transaction: OpenTransaction, now: dt.datetime) -> None:
+    """A transaction commits: the streams its DML statements consumed move to its start (inside COMMIT's SQLite transaction)."""
+    for stream_id, read in transaction.consumed.items():
+        stream = catalog.stream_by_id(stream_id)
+        if stream is not None and dict(stream.offsets) == dict(read.read_from):
+            catalog.move_offsets(stream_id, read.read_to, initial_rows=read.initial_rows, now=now)
+        catalog.forget_consumption(stream_id, transaction.id)
+
+
+def forget_consumed(catalog: Catalog, transaction_id: str) -> None:
+    """A transaction rolled back (or died): the streams it consumed stay where they were."""
+    catalog.forget_consumptions_of(transaction_id)
 
 
 def resolve(catalog: Catalog, delta: Delta, consumption: Consumption, now: dt.datetime) -> None:

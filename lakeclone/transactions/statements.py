@@ -1,0 +1,89 @@
+"""The transaction statements: BEGIN / START TRANSACTION, COMMIT, ROLLBACK, SHOW TRANSACTIONS.
+
+Snowflake's rules: a DDL statement inside a transaction commits it first and
+then runs on its own; queries, DML, SHOW, DESCRIBE and USE run inside it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+
+from lakeclone.dialect.expressions import DescribeDetail, DescribeHistory, ShowParameters
+from lakeclone.engine import registry, results
+from lakeclone.errors import SqlCompilationError
+from lakeclone.transactions import lifecycle
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from lakeclone.engine.executor import Execution, Executor
+
+# What runs inside an open transaction; any other statement commits it first.
+TRANSACTIONAL: tuple[type, ...] = (
+    exp.Query, exp.Insert, exp.Update, exp.Delete, exp.Merge,
+    exp.Show, ShowParameters, exp.Describe, DescribeDetail, DescribeHistory, exp.Use,
+    exp.Transaction, exp.Commit, exp.Rollback,
+)
+
+
+class NoTransactionError(SqlCompilationError):
+    """COMMIT or ROLLBACK with no transaction open in the session."""
+
+
+def _name(expression: exp.Expression) -> str | None:
+    for mode in expression.args.get("modes") or []:
+        match = re.fullmatch(r"NAME\s+(\S+)", str(mode), flags=re.IGNORECASE)
+        if match:
+            return match.group(1).upper()
+    return None
+
+
+@registry.statement(exp.Transaction)
+def begin(execution: Execution) -> DataFrame:
+    """``BEGIN [TRANSACTION | WORK] [NAME n]`` or ``START TRANSACTION [NAME n]``."""
+    open_transaction = execution.session.transaction
+    if open_transaction is not None:
+        raise SqlCompilationError(
+            f"Transaction '{open_transaction.id}' is already open in this session; COMMIT or ROLLBACK it first."
+        )
+    transaction = lifecycle.begin(execution.executor, _name(execution.expression))
+    return results.status(execution.spark, f"Transaction {transaction.id} started.")
+
+
+@registry.statement(exp.Commit)
+def commit(execution: Execution) -> DataFrame:
+    if execution.session.transaction is None:
+        raise NoTransactionError("There is no transaction to commit: run BEGIN first.")
+    lifecycle.commit(execution.executor)
+    return results.status(execution.spark, "Statement executed successfully.")
+
+
+@registry.statement(exp.Rollback)
+def rollback(execution: Execution) -> DataFrame:
+    transaction = execution.session.transaction
+    if transaction is None:
+        raise NoTransactionError("There is no transaction to roll back: run BEGIN first.")
+    lifecycle.roll_back(execution.executor, transaction.id, execution.query_id)
+    execution.session.transaction = None
+    return results.status(execution.spark, "Statement executed successfully.")
+
+
+def commit_before_ddl(executor: Executor, expression: exp.Expression) -> None:
+    """Snowflake's rule: DDL commits the open transaction and then runs as a transaction of its own."""
+    if executor.context.transaction is not None and not isinstance(expression, TRANSACTIONAL):
+        lifecycle.commit(executor)
+
+
+def show_transactions(execution: Execution, pattern: re.Pattern[str] | None) -> DataFrame:
+    """``SHOW TRANSACTIONS``: the warehouse's open transactions."""
+    rows = [
+        (t.id, t.name, t.session_id, "running", t.started_at)
+        for t in execution.catalog.open_transactions()
+        if pattern is None or pattern.fullmatch(t.name or "")
+    ]
+    return results.rows(
+        execution.spark, "id STRING, name STRING, session STRING, state STRING, started_on TIMESTAMP", rows
+    )
