@@ -39,15 +39,22 @@ def bind_tables(expression: exp.Expression, tables: Tables) -> exp.Expression:
             # Snowflake names such a column after the call: CURRENT_DATABASE().
             value = exp.alias_(value, exp.to_identifier(node.sql(dialect="snowflake").upper(), quoted=True))
         node.replace(value)
-    ctes = {cte.alias_or_name for cte in bound.find_all(exp.CTE)}
-    for table in list(bound.find_all(exp.Table)):
-        if not isinstance(table.this, exp.Identifier):
-            continue
-        check_table_clauses(table)
-        if not table.db and not table.catalog and table.name in ctes:
-            continue
+    for table in bound.find_all(exp.Table):
+        if isinstance(table.this, exp.Identifier):
+            check_table_clauses(table)
+    for table in relation_references(bound):
         table.replace(carry_clauses(table, _bound_relation(table, tables)))
     return bound
+
+
+def relation_references(expression: exp.Expression) -> list[exp.Table]:
+    """The references in ``expression`` that name a table, view or other relation: not CTE names nor table functions."""
+    ctes = {cte.alias_or_name for cte in expression.find_all(exp.CTE)}
+    return [
+        table
+        for table in expression.find_all(exp.Table)
+        if isinstance(table.this, exp.Identifier) and (table.db or table.catalog or table.name not in ctes)
+    ]
 
 
 def _bound_relation(table: exp.Table, tables: Tables) -> exp.Expression:

@@ -8,10 +8,12 @@ from sqlglot import exp
 
 from lakeclone.catalog import parameters as params
 from lakeclone.catalog.entries import DatabaseEntry, ObjectKind, SchemaEntry
-from lakeclone.errors import InvalidLocationError, ObjectNotFoundError, SqlCompilationError
+from lakeclone.engine import registry
+from lakeclone.errors import InvalidLocationError, ObjectExistsError, ObjectNotFoundError, SqlCompilationError
 from lakeclone.storage import is_within
 
 if TYPE_CHECKING:
+    from lakeclone.catalog.names import QualifiedName
     from lakeclone.engine.executor import Execution
 
 
@@ -28,6 +30,12 @@ def require_schema(execution: Execution, database: str, name: str) -> SchemaEntr
     if schema is None:
         raise ObjectNotFoundError(f"{database}.{name}", "Schema")
     return schema
+
+
+def require_free_name(execution: Execution, name: QualifiedName) -> None:
+    """Refuse a name a table is to take when a feature's object (a view) holds it: they share one namespace."""
+    if any(taken(execution.catalog, name) for taken in registry.NAME_TAKEN):
+        raise ObjectExistsError(name.name)
 
 
 # CREATE options that are not parameters, each read by the code that needs it.

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
+    from lakeclone.catalog.entries import ObjectKind
     from lakeclone.catalog.names import QualifiedName
     from lakeclone.catalog.store import Catalog, SchemaEntry, TableEntry
     from lakeclone.delta.statements import Merge
@@ -99,6 +100,22 @@ DROPPERS: dict[str, Callable[[Execution, exp.Table], tuple[str, str, object | No
 
 SHOWS: dict[str, ShowHandler] = {}
 """``SHOW <what>`` handlers beyond databases, schemas and tables."""
+
+DESCRIBES: dict[str, Handler] = {}
+"""``DESCRIBE <kind>`` handlers beyond tables (``VIEW``)."""
+
+RENAMES: dict[str, Callable[[Execution, exp.Table, exp.Table], None]] = {}
+"""``ALTER <kind> old RENAME TO new`` beyond tables, schemas and databases, inside ALTER's catalog transaction."""
+
+PARAMETER_OWNERS: dict[ObjectKind, Callable[[Execution, exp.Table], str]] = {}
+"""The id of a feature's object whose parameters ``ALTER <kind> x SET|UNSET`` changes; ObjectNotFoundError if none."""
+
+NAME_TAKEN: list[Callable[[Catalog, QualifiedName], bool]] = []
+"""Whether a feature's object (a view) holds a name that tables share with it.
+
+Asked wherever a table takes a name (CREATE, CLONE, RENAME, UNDROP), so that
+the engine refuses the name without knowing the feature.
+"""
 
 TABLE_DEFINITIONS: list[DefinitionReader] = []
 """Readers of the parts of CREATE TABLE a feature owns (defaults, constraints, clustering keys)."""

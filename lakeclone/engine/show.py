@@ -255,11 +255,17 @@ def parameters(execution: Execution) -> DataFrame:
 
 
 @registry.statement(exp.Describe)
-def describe_table(execution: Execution) -> DataFrame:
-    expression = execution.expression
-    kind = str(expression.args.get("kind") or "TABLE").upper()
-    if kind != "TABLE":
+def describe(execution: Execution) -> DataFrame:
+    """DESCRIBE [TABLE] t, or a feature's kind (DESCRIBE VIEW v)."""
+    kind = str(execution.expression.args.get("kind") or "TABLE").upper()
+    describes = {"TABLE": _describe_table, **registry.DESCRIBES}
+    if kind not in describes:
         raise UnsupportedStatementError(execution.sql)
+    return describes[kind](execution)
+
+
+def _describe_table(execution: Execution) -> DataFrame:
+    expression = execution.expression
     entry = execution.tables.entry(expression.this)
     schema = execution.delta.table(entry.location).snapshot().schema
     attributes: dict[str, dict[str, str | None]] = {}
