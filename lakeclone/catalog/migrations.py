@@ -132,6 +132,24 @@ ALTER TABLE queries ADD COLUMN finished_tick INTEGER;
 UPDATE queries SET started_tick = rowid;
 """
 
+# Views: a view lives in a schema beside tables, sharing their namespace (the
+# engine checks both kinds; each table's unique index covers its own kind).
+# ``definition`` is the query as written; ``columns`` the JSON list of the
+# view's column names recorded at CREATE. Parameters (COMMENT, CHANGE_TRACKING)
+# live in ``parameters`` by the view's id, as a table's do.
+VIEWS = """
+CREATE TABLE views (
+    id TEXT PRIMARY KEY,
+    schema_id TEXT NOT NULL REFERENCES schemas(id),
+    name TEXT NOT NULL,
+    definition TEXT NOT NULL,
+    columns TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    dropped_at TEXT
+);
+CREATE UNIQUE INDEX views_live_name ON views(schema_id, name) WHERE dropped_at IS NULL;
+"""
+
 Migration = Callable[[sqlite3.Connection], None]
 
 
@@ -144,7 +162,7 @@ def _script(sql: str) -> Migration:
     return run
 
 
-MIGRATIONS: tuple[Migration, ...] = (_script(INITIAL), _script(DELTA_SPARK))
+MIGRATIONS: tuple[Migration, ...] = (_script(INITIAL), _script(DELTA_SPARK), _script(VIEWS))
 """Migration ``n`` (1-based) brings a catalog from user_version ``n - 1`` to ``n``."""
 
 

@@ -23,11 +23,13 @@ from lakeclone.catalog.entries import (
     SequenceEntry,
     TableEntry,
     TableKind,
+    ViewEntry,
 )
 from lakeclone.catalog.objects import DEFAULT_DATABASE, DEFAULT_SCHEMA, ObjectStore
 from lakeclone.catalog.parameters import ParameterStore
 from lakeclone.catalog.queries import QueryStore
 from lakeclone.catalog.sequences import SequenceStore
+from lakeclone.catalog.views import ViewStore
 
 __all__ = [
     "DEFAULT_DATABASE",
@@ -46,13 +48,14 @@ __all__ = [
     "SequenceEntry",
     "TableEntry",
     "TableKind",
+    "ViewEntry",
     "parse_timestamp",
     "timestamp_text",
 ]
 
 
-class Catalog(ObjectStore, ParameterStore, QueryStore, SequenceStore, DefinitionStore):
-    """The catalog of one warehouse: objects, parameters, statements, sequences and table definitions."""
+class Catalog(ObjectStore, ParameterStore, QueryStore, SequenceStore, DefinitionStore, ViewStore):
+    """The catalog of one warehouse: objects, parameters, statements, sequences, table definitions and views."""
 
     def horizon(self, table: TableEntry, now: dt.datetime) -> dt.datetime:
         """The oldest moment time travel on ``table`` reaches: its retention window, or a VACUUM that kept less."""
