@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from sqlglot import exp
 
@@ -22,8 +22,11 @@ SPARK = "spark"
 _TABLE_ARGS = {"this", "db", "catalog", "alias", "when", "version", "joins", "laterals", "pivots", "sample"}
 _UNSUPPORTED_TABLE_ARGS = {"changes": "CHANGES", "system_time": "FOR SYSTEM_TIME", "partition": "PARTITION"}
 
+# A statement or query: sqlglot's exp.Query is a mixin of exp.Expr, not an exp.Expression.
+Bound = TypeVar("Bound", bound=exp.Expr)
 
-def bind_tables(expression: exp.Expression, tables: Tables) -> exp.Expression:
+
+def bind_tables(expression: Bound, tables: Tables) -> Bound:
     """A copy of ``expression`` whose table references read pinned Delta versions.
 
     Each reference becomes ``delta.`<location>` VERSION AS OF n`` for the
@@ -47,7 +50,7 @@ def bind_tables(expression: exp.Expression, tables: Tables) -> exp.Expression:
     return bound
 
 
-def relation_references(expression: exp.Expression) -> list[exp.Table]:
+def relation_references(expression: exp.Expr) -> list[exp.Table]:
     """The references in ``expression`` that name a table, view or other relation: not CTE names nor table functions."""
     ctes = {cte.alias_or_name for cte in expression.find_all(exp.CTE)}
     return [
@@ -111,20 +114,20 @@ _UNSUPPORTED_FORMS: tuple[tuple[type[exp.Expression], Callable[[exp.Expression],
 )
 
 
-def check_query_forms(expression: exp.Expression) -> None:
+def check_query_forms(expression: exp.Expr) -> None:
     """Refuse the query forms lakeclone parses but cannot run on Spark."""
     for kind, matches, name in _UNSUPPORTED_FORMS:
         if any(matches(node) for node in expression.find_all(kind)):
             raise SqlCompilationError(f"{name} is not supported by lakeclone.")
 
 
-def to_spark(expression: exp.Expression) -> str:
+def to_spark(expression: exp.Expr) -> str:
     """Spark SQL text for an lsql expression."""
     check_query_forms(expression)
     return _spark_forms(expression.copy()).sql(dialect=SPARK)
 
 
-def _spark_forms(expression: exp.Expression) -> exp.Expression:
+def _spark_forms(expression: exp.Expr) -> exp.Expr:
     """Rewrite the Snowflake forms sqlglot keeps that Spark cannot parse or reads differently.
 
     sqlglot's Snowflake parser turns ``x NOT IN (SELECT ...)`` into
@@ -179,6 +182,6 @@ def _sampled(source: exp.Table | exp.Subquery, sample: exp.TableSample) -> exp.S
     return sampled
 
 
-def spark_sql(expression: exp.Expression, tables: Tables) -> str:
+def spark_sql(expression: exp.Expr, tables: Tables) -> str:
     """Spark SQL text for a query, its tables bound to pinned versions."""
     return to_spark(bind_tables(expression, tables))

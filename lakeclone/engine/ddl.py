@@ -152,7 +152,7 @@ def _create_table(execution: Execution) -> DataFrame:
             if elements:
                 raise SqlCompilationError("CREATE TABLE AS SELECT takes its columns from the query.")
             frame = execution.spark.sql(spark_sql(query, execution.tables))
-            _check_column_names(frame.columns)
+            check_column_names(frame.columns)
             view = f"lc_ctas_{execution.query_id.replace('-', '')}"
             frame.createOrReplaceTempView(view)
             try:
@@ -162,7 +162,7 @@ def _create_table(execution: Execution) -> DataFrame:
                 execution.spark.catalog.dropTempView(view)
         elif elements:
             schema_struct = struct_from_columns(elements, consumed)
-            _check_column_names(schema_struct.fieldNames())
+            check_column_names(schema_struct.fieldNames())
             with execution.work.delta():
                 statements.create_table(execution.spark, location, schema_struct, comment=settings.get("COMMENT"))
         else:
@@ -216,7 +216,8 @@ def _prepare_folder(execution: Execution, location: str, label: str) -> None:
         execution.work.created(location)
 
 
-def _check_column_names(names: list[str]) -> None:
+def check_column_names(names: list[str]) -> None:
+    """Refuse columns of which two have one name, ignoring case as Spark does when it resolves them."""
     seen: set[str] = set()
     for column in names:
         if column.upper() in seen:
