@@ -13,6 +13,7 @@ FEATURES = (
     "lakeclone.clustering",
     "lakeclone.clones",
     "lakeclone.vacuum",
+    "lakeclone.views",
 )
 
 
