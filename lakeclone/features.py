@@ -14,6 +14,8 @@ FEATURES = (
     "lakeclone.clones",
     "lakeclone.vacuum",
     "lakeclone.views",
+    # After views: streams on views read views' definitions.
+    "lakeclone.streams",
 )
 
 

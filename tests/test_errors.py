@@ -240,9 +240,6 @@ def test_jvm_failures_are_said_in_plain_words(java: str, words: str) -> None:
 @pytest.mark.parametrize(
     ("sql", "named"),
     [
-        ("SELECT * FROM people CHANGES(INFORMATION => DEFAULT) AT(VERSION => 1)", "CHANGES"),
-        ("SELECT * FROM people CHANGES(INFORMATION => APPEND_ONLY) AT(VERSION => 1)", "CHANGES"),
-        ("SELECT * FROM people CHANGES(INFORMATION => DEFAULT) AT(VERSION => 1) END(VERSION => 2)", "CHANGES"),
         ("SELECT id FROM people START WITH id = 1 CONNECT BY PRIOR id = id", "CONNECT BY"),
         (
             "SELECT * FROM people MATCH_RECOGNIZE (ORDER BY id MEASURES 1 AS x PATTERN (a) DEFINE a AS true)",

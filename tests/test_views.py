@@ -168,6 +168,37 @@ def test_views_and_tables_share_names(orders: lakeclone.Lake) -> None:
     assert rows(orders, "SELECT * FROM v") == [(1,), (2,), (3,)]
 
 
+def test_tables_views_and_streams_share_names(orders: lakeclone.Lake) -> None:
+    """A query reads a stream by its name as it reads a table or a view, so none may take another's name."""
+    exists = "SQL compilation error:\nObject '{}' already exists."
+    orders.sql("CREATE VIEW v AS SELECT id FROM orders")
+    orders.sql("CREATE STREAM s ON TABLE orders")
+    fails(orders, "CREATE STREAM orders ON TABLE orders", exists.format("ORDERS"))
+    fails(orders, "CREATE OR REPLACE STREAM v ON TABLE orders", exists.format("V"))
+    fails(orders, "CREATE STREAM IF NOT EXISTS v ON TABLE orders", exists.format("V"))
+    for statement in (
+        "CREATE TABLE s (a INT)",
+        "CREATE OR REPLACE TABLE s AS SELECT 1 AS a",
+        "CREATE TABLE s CLONE orders",
+        "CREATE VIEW s AS SELECT 1 AS a",
+        "CREATE OR REPLACE VIEW s AS SELECT 1 AS a",
+        "ALTER TABLE orders RENAME TO s",
+        "ALTER VIEW v RENAME TO s",
+    ):
+        fails(orders, statement, exists.format("S"))
+    orders.sql("CREATE TABLE gone (a INT)")
+    orders.sql("DROP TABLE gone")
+    orders.sql("CREATE STREAM gone ON TABLE orders")
+    fails(orders, "UNDROP TABLE gone", exists.format("GONE"))
+    assert [r.name for r in orders.sql("SHOW TABLES").collect()] == ["ORDERS"]
+    assert [r.name for r in orders.sql("SHOW VIEWS").collect()] == ["V"]
+    assert sorted(r.name for r in orders.sql("SHOW STREAMS").collect()) == ["GONE", "S"]
+    # A dropped stream frees its name.
+    orders.sql("DROP STREAM s")
+    orders.sql("CREATE VIEW s AS SELECT 1 AS a")
+    assert rows(orders, "SELECT * FROM s") == [(1,)]
+
+
 def test_a_missing_table_fails_at_create_and_after_a_drop(orders: lakeclone.Lake) -> None:
     fails(orders, "CREATE VIEW v AS SELECT * FROM nope", "SQL compilation error:\nObject 'LAKE.PUBLIC.NOPE' does not exist or not authorized.")
     fails(orders, "CREATE VIEW v AS SELECT nope FROM orders", "invalid identifier 'NOPE'")
@@ -237,6 +268,21 @@ def test_alter_view_set_and_unset(orders: lakeclone.Lake) -> None:
     fails(orders, "ALTER VIEW nope SET COMMENT = 'x'", "Object 'LAKE.PUBLIC.NOPE' does not exist")
     orders.sql("ALTER VIEW IF EXISTS nope SET COMMENT = 'x'")
     fails(orders, "ALTER VIEW orders SET CHANGE_TRACKING = TRUE", "Object 'LAKE.PUBLIC.ORDERS' does not exist")
+
+
+def test_change_tracking_on_a_view_turns_it_on_for_its_tables(orders: lakeclone.Lake) -> None:
+    orders.sql("CREATE TABLE regions (region STRING, name STRING)")
+    orders.sql("CREATE VIEW eu AS SELECT id, amount FROM orders WHERE region = 'EU'")
+    orders.sql("CREATE VIEW named AS SELECT e.id, r.name FROM eu e JOIN orders o ON e.id = o.id JOIN regions r ON o.region = r.region")
+    orders.sql("ALTER VIEW named SET CHANGE_TRACKING = TRUE")
+    assert views(orders)["LAKE.PUBLIC.NAMED"].change_tracking == "ON"
+    assert views(orders)["LAKE.PUBLIC.EU"].change_tracking == "OFF"  # a view read along keeps its own setting
+    tracked = {r.name: r.change_tracking for r in orders.sql("SHOW TABLES").collect()}
+    assert tracked == {"ORDERS": "ON", "REGIONS": "ON"}
+    # Turning it off on the view leaves its tables tracked: other streams may need them.
+    orders.sql("ALTER VIEW named SET CHANGE_TRACKING = FALSE")
+    assert views(orders)["LAKE.PUBLIC.NAMED"].change_tracking == "OFF"
+    assert {r.name: r.change_tracking for r in orders.sql("SHOW TABLES").collect()} == tracked
 
 
 def test_alter_view_rename(orders: lakeclone.Lake) -> None:
@@ -324,7 +370,9 @@ def test_base_tables_follow_nested_views(orders: lakeclone.Lake, catalog: Catalo
     orders.sql("CREATE TABLE regions (region STRING)")
     orders.sql("CREATE VIEW a AS SELECT o.id FROM orders o JOIN regions r ON o.region = r.region")
     orders.sql("CREATE VIEW b AS WITH x AS (SELECT id FROM a) SELECT x.id FROM x JOIN orders USING (id)")
-    tables = Tables(catalog, SessionContext("LAKE", "PUBLIC"), Delta(orders.spark), now=orders.now())
+    tables = Tables(
+        catalog, SessionContext("LAKE", "PUBLIC"), Delta(orders.spark), now=orders.now(), warehouse=orders.warehouse
+    )
     view = catalog.view("LAKE", "PUBLIC", "B")
     assert view is not None
     assert sorted(t.qualified for t in base_tables(tables, view)) == ["LAKE.PUBLIC.ORDERS", "LAKE.PUBLIC.REGIONS"]

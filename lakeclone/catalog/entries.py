@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from enum import Enum
+
+# The role that owns every object until lakeclone has roles of its own (access control).
+ADMIN_ROLE = "ACCOUNTADMIN"
 
 
 class TableKind(str, Enum):
@@ -179,3 +183,84 @@ class ClusteringEntry:
     table_id: str
     keys: tuple[str, ...]
     automatic: bool
+
+
+class StreamMode(str, Enum):
+    """What a stream returns: the net change (DEFAULT) or only inserted rows (APPEND_ONLY)."""
+
+    DEFAULT = "DEFAULT"
+    APPEND_ONLY = "APPEND_ONLY"
+
+
+class SourceKind(str, Enum):
+    """What a stream is on."""
+
+    TABLE = "TABLE"
+    VIEW = "VIEW"
+
+
+@dataclass(frozen=True)
+class StreamEntry:
+    """A stream's catalog row: a bookmark on its source's versions.
+
+    Attributes:
+        source_id: the table's (or view's) id; a stream follows its source
+            through RENAME, never to a new table of the same name.
+        offsets: for each base table the stream reads (one, for a table
+            stream), the version its changes start after.
+        initial_rows: SHOW_INITIAL_ROWS was given and the stream was not consumed
+            yet: it returns the rows present at its offset, as inserts.
+        offset_at: when the offsets were last set (creation or consumption), by
+            the Lake's clock; staleness counts from it.
+    """
+
+    id: str
+    schema_id: str
+    database: str
+    schema: str
+    name: str
+    source_kind: SourceKind
+    source_id: str
+    mode: StreamMode
+    offsets: Mapping[str, int]
+    initial_rows: bool
+    comment: str
+    created_at: dt.datetime
+    offset_at: dt.datetime
+    dropped_at: dt.datetime | None = None
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.database}.{self.schema}.{self.name}"
+
+
+@dataclass(frozen=True)
+class TrackingInterval:
+    """Versions of a table whose changes are tracked: from the commit that turned tracking on to the one that turned it off."""
+
+    table_id: str
+    since_version: int
+    until_version: int | None = None
+
+    def covers(self, start: int, end: int) -> bool:
+        """Whether the changes after version ``start`` up to ``end`` are all tracked."""
+        return self.since_version <= start and (self.until_version is None or end < self.until_version)
+
+
+@dataclass(frozen=True)
+class Consumption:
+    """A statement consuming a stream, recorded before its Delta commit so that a crash can be resolved.
+
+    Attributes:
+        session_id: the session running the statement; while it lives, the record is its lock on the stream.
+        target: the location of the table the statement commits to.
+        offsets: the offsets the stream moves to once the statement has committed.
+        initial_rows: whether the stream still owes its initial rows afterwards.
+    """
+
+    stream_id: str
+    query_id: str
+    session_id: str
+    target: str
+    offsets: Mapping[str, int] = field(default_factory=dict)
+    initial_rows: bool = False

@@ -132,8 +132,50 @@ ALTER TABLE queries ADD COLUMN finished_tick INTEGER;
 UPDATE queries SET started_tick = rowid;
 """
 
-# Views: a view lives in a schema beside tables, sharing their namespace (the
-# engine checks both kinds; each table's unique index covers its own kind).
+# Streams and change tracking:
+# - streams live in schemas like tables; offsets is a JSON object of base table
+#   id -> the version the stream's changes start after;
+# - change_tracking: the versions of a table whose changes are tracked;
+# - stream_consumptions: a statement consuming a stream, written before its
+#   Delta commit and removed, with the offsets moved, when the statement
+#   finishes; one left by a crashed session is resolved from the target's log.
+STREAMS = """
+CREATE TABLE streams (
+    id TEXT PRIMARY KEY,
+    schema_id TEXT NOT NULL REFERENCES schemas(id),
+    name TEXT NOT NULL,
+    source_kind TEXT NOT NULL CHECK (source_kind IN ('TABLE', 'VIEW')),
+    source_id TEXT NOT NULL,
+    mode TEXT NOT NULL CHECK (mode IN ('DEFAULT', 'APPEND_ONLY')),
+    offsets TEXT NOT NULL,
+    initial_rows INTEGER NOT NULL CHECK (initial_rows IN (0, 1)),
+    comment TEXT NOT NULL DEFAULT '',
+    created_at TEXT NOT NULL,
+    offset_at TEXT NOT NULL,
+    dropped_at TEXT
+);
+CREATE UNIQUE INDEX streams_live_name ON streams(schema_id, name) WHERE dropped_at IS NULL;
+CREATE INDEX streams_source ON streams(source_id);
+
+CREATE TABLE change_tracking (
+    table_id TEXT NOT NULL REFERENCES tables(id),
+    since_version INTEGER NOT NULL,
+    until_version INTEGER,
+    PRIMARY KEY (table_id, since_version)
+);
+
+CREATE TABLE stream_consumptions (
+    stream_id TEXT PRIMARY KEY REFERENCES streams(id),
+    query_id TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    target TEXT NOT NULL,
+    offsets TEXT NOT NULL,
+    initial_rows INTEGER NOT NULL CHECK (initial_rows IN (0, 1))
+);
+"""
+
+# Views: a view lives in a schema beside tables and streams, sharing their
+# namespace (the engine checks every kind; each unique index covers its own).
 # ``definition`` is the query as written; ``columns`` the JSON list of the
 # view's column names recorded at CREATE. Parameters (COMMENT, CHANGE_TRACKING)
 # live in ``parameters`` by the view's id, as a table's do.
@@ -162,7 +204,12 @@ def _script(sql: str) -> Migration:
     return run
 
 
-MIGRATIONS: tuple[Migration, ...] = (_script(INITIAL), _script(DELTA_SPARK), _script(VIEWS))
+MIGRATIONS: tuple[Migration, ...] = (
+    _script(INITIAL),
+    _script(DELTA_SPARK),
+    _script(STREAMS),
+    _script(VIEWS),
+)
 """Migration ``n`` (1-based) brings a catalog from user_version ``n - 1`` to ``n``."""
 
 

@@ -145,6 +145,13 @@ class ObjectStore(CatalogConnection):
         ).fetchall()
         return [_table(r) for r in rows]
 
+    def live_table_at(self, location: str) -> TableEntry | None:
+        """The live table whose folder is ``location``, if any."""
+        row = self._db.execute(
+            _TABLE_ROWS + _LIVE_PARENTS + " AND t.location = ? AND t.dropped_at IS NULL", (location,)
+        ).fetchone()
+        return _table(row) if row else None
+
     def table_locations(self) -> list[TableEntry]:
         """Every table whose folder may still hold files: live, dropped or purged-but-shared alike."""
         return [_table(r) for r in self._db.execute(_TABLE_ROWS).fetchall()]

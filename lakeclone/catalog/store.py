@@ -21,6 +21,9 @@ from lakeclone.catalog.entries import (
     QueryEntry,
     SchemaEntry,
     SequenceEntry,
+    SourceKind,
+    StreamEntry,
+    StreamMode,
     TableEntry,
     TableKind,
     ViewEntry,
@@ -29,6 +32,7 @@ from lakeclone.catalog.objects import DEFAULT_DATABASE, DEFAULT_SCHEMA, ObjectSt
 from lakeclone.catalog.parameters import ParameterStore
 from lakeclone.catalog.queries import QueryStore
 from lakeclone.catalog.sequences import SequenceStore
+from lakeclone.catalog.streams import StreamStore
 from lakeclone.catalog.views import ViewStore
 
 __all__ = [
@@ -46,6 +50,9 @@ __all__ = [
     "QueryEntry",
     "SchemaEntry",
     "SequenceEntry",
+    "SourceKind",
+    "StreamEntry",
+    "StreamMode",
     "TableEntry",
     "TableKind",
     "ViewEntry",
@@ -54,8 +61,8 @@ __all__ = [
 ]
 
 
-class Catalog(ObjectStore, ParameterStore, QueryStore, SequenceStore, DefinitionStore, ViewStore):
-    """The catalog of one warehouse: objects, parameters, statements, sequences, table definitions and views."""
+class Catalog(ObjectStore, ParameterStore, QueryStore, SequenceStore, DefinitionStore, StreamStore, ViewStore):
+    """The catalog of one warehouse: objects, parameters, statements, sequences, table definitions, streams and views."""
 
     def horizon(self, table: TableEntry, now: dt.datetime) -> dt.datetime:
         """The oldest moment time travel on ``table`` reaches: its retention window, or a VACUUM that kept less."""

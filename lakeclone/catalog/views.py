@@ -27,6 +27,11 @@ class ViewStore(CatalogConnection):
         ).fetchone()
         return _view(row) if row else None
 
+    def view_by_id(self, view_id: str) -> ViewEntry | None:
+        """A view by identity, live or dropped."""
+        row = self._db.execute(_VIEW_SELECT + " WHERE v.id = ?", (view_id,)).fetchone()
+        return _view(row) if row else None
+
     def views(self, schema: SchemaEntry) -> list[ViewEntry]:
         """A schema's live views, by name."""
         rows = self._db.execute(

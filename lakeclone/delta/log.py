@@ -117,6 +117,10 @@ class TableLog:
     def _at(self, version: int) -> Any:
         return self._log().getSnapshotAt(version, self._jvm.none(), self._jvm.none(), False)
 
+    def snapshot_object(self, version: int | None = None) -> Any:
+        """Delta's own ``Snapshot`` of ``version`` (the latest when None), for calls that take one."""
+        return self._latest() if version is None else self._at(version)
+
     def exists(self) -> bool:
         """Whether a Delta table lives at the location (it has a committed version)."""
         return bool(self._log().tableExists())

@@ -69,6 +69,11 @@ def create_table_as(spark: SparkSession, location: str, view: str, *, comment: s
     )
 
 
+def set_properties(spark: SparkSession, location: str, properties: Mapping[str, str]) -> None:
+    """``ALTER TABLE ... SET TBLPROPERTIES``: one metadata commit."""
+    spark.sql(f"ALTER TABLE {sql_name(location)} SET TBLPROPERTIES ({_properties(properties)})")
+
+
 def write(frame: DataFrame, location: str, *, overwrite: bool = False) -> None:
     """Append ``frame``'s rows to the table (replace them all, with ``overwrite``)."""
     frame.write.format("delta").mode("overwrite" if overwrite else "append").save(location)

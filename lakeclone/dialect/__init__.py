@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from lakeclone.dialect.lsql import Lsql, ParsedStatement, parse
+from lakeclone.dialect.lsql import Lsql, ParsedStatement, parse, table_reference
 
-__all__ = ["Lsql", "ParsedStatement", "parse"]
+__all__ = ["Lsql", "ParsedStatement", "parse", "table_reference"]

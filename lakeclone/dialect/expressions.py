@@ -90,3 +90,24 @@ class Optimize(exp.Expression):
     """``OPTIMIZE t``: compacts the table's small files."""
 
     arg_types = {"this": True}
+
+
+class CreateStream(exp.Expression):
+    """``CREATE [OR REPLACE] STREAM [IF NOT EXISTS] s ON {TABLE | VIEW} src [AT|BEFORE(...)] [options]``.
+
+    ``kind`` is ``"TABLE"`` or ``"VIEW"``; ``source`` is the source's reference,
+    its ``when`` holding an ``AT``/``BEFORE`` point if one is given (``STREAM => 's2'``
+    included); ``append_only`` and ``show_initial_rows`` are booleans, ``comment``
+    a string literal.
+    """
+
+    arg_types = {
+        "this": True,
+        "kind": True,
+        "source": True,
+        "replace": False,
+        "exists": False,
+        "append_only": False,
+        "show_initial_rows": False,
+        "comment": False,
+    }

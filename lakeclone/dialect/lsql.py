@@ -17,12 +17,14 @@ from sqlglot.dialects.snowflake import Snowflake
 from sqlglot.errors import ParseError, SqlglotError, TokenError
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 from sqlglot.parser import SENTINEL_NONE
+from sqlglot.parsers.snowflake import _show_parser
 from sqlglot.tokens import Token, TokenType
 from sqlglot.trie import new_trie
 
 from lakeclone.dialect.expressions import (
     AlterClustering,
     AlterRecluster,
+    CreateStream,
     DescribeDetail,
     DescribeHistory,
     LsqlClone,
@@ -84,6 +86,7 @@ class LsqlParser(Snowflake.Parser):
     WORD_STATEMENT_PARSERS: t.ClassVar[dict[str, t.Callable[[LsqlParser], exp.Expression]]] = {
         "OPTIMIZE": lambda self: self.expression(Optimize(this=self._parse_table_parts())),
         "VACUUM": lambda self: self._parse_vacuum(),
+        "START": lambda self: self._parse_start_transaction(),
     }
 
     # Besides STATEMENT_PARSERS and commands, only a query may start a statement:
@@ -93,12 +96,18 @@ class LsqlParser(Snowflake.Parser):
     DESCRIBE_PARSERS: t.ClassVar[dict[str, t.Callable[[LsqlParser], exp.Expression]]] = {
         "DETAIL": lambda self: self.expression(DescribeDetail(this=self._parse_table_parts())),
         "HISTORY": lambda self: self._parse_describe_history(),
+        "STREAM": lambda self: self.expression(exp.Describe(this=self._parse_table_parts(), kind="STREAM")),
     }
 
     SHOW_PARSERS = {
         **Snowflake.Parser.SHOW_PARSERS,
         "PARAMETERS": lambda self: self._parse_show_parameters(),
+        "STREAMS": _show_parser("STREAMS"),
+        "TERSE STREAMS": _show_parser("STREAMS", terse=True),
     }
+
+    # Options of CREATE STREAM, each a boolean.
+    STREAM_OPTIONS: t.ClassVar = ("APPEND_ONLY", "SHOW_INITIAL_ROWS")
     SHOW_TRIE = new_trie(key.split(" ") for key in SHOW_PARSERS)
 
     SHOW_PARAMETERS_SCOPES: t.ClassVar = {TokenType.TABLE, TokenType.SCHEMA, TokenType.DATABASE}
@@ -159,6 +168,21 @@ class LsqlParser(Snowflake.Parser):
         ):
             self.raise_error("Invalid statement", curr)
         return super()._parse_statement()
+
+    def _parse_start_transaction(self) -> exp.Transaction:
+        if not self._match_text_seq("TRANSACTION"):
+            self.raise_error("Expected TRANSACTION", self._curr)
+        return self.expression(exp.Transaction())
+
+    def _parse_drop(self, exists: bool = False, kind: str | None = None) -> exp.Drop | exp.Command:
+        # STREAM is no keyword of sqlglot's; its DROP reads like a SEQUENCE's.
+        if kind is None and self._curr and self._curr.text.upper() == "STREAM":
+            self._advance()
+            drop = super()._parse_drop(exists=exists, kind="STREAM")
+            if isinstance(drop, exp.Drop) and isinstance(drop.args.get("tables"), exp.Table):
+                drop.set("tables", [drop.args["tables"]])
+            return drop
+        return super()._parse_drop(exists=exists, kind=kind)
 
     def _parse_delete(self) -> exp.Delete:
         # sqlglot also reads MySQL's multi-table ``DELETE t1 FROM …``, which
@@ -260,7 +284,50 @@ class LsqlParser(Snowflake.Parser):
         if create:
             return create
         self._retreat(index)
+        stream = self._parse_create_stream()
+        if stream:
+            return stream
+        self._retreat(index)
         return super()._parse_create()
+
+    def _parse_create_stream(self) -> CreateStream | None:
+        """``CREATE [OR REPLACE] STREAM [IF NOT EXISTS] s ON {TABLE | VIEW} src [AT|BEFORE(...)] [options]``.
+
+        Returns None, having consumed tokens, for any CREATE that is not a stream.
+        """
+        replace = self._match_pair(TokenType.OR, TokenType.REPLACE)
+        if not self._match_text_seq("STREAM"):
+            return None
+        exists = self._parse_exists(not_=True)
+        this = self._parse_table_parts()
+        if not self._match(TokenType.ON):
+            self.raise_error("Expected ON TABLE or ON VIEW", self._curr)
+        if not self._match_set((TokenType.TABLE, TokenType.VIEW)):
+            self.raise_error("Expected TABLE or VIEW", self._curr)
+        kind = self._prev.text.upper()
+        source = self._parse_table_parts()
+        when = self._parse_historical_data()
+        if when is not None:
+            source.set("when", when)
+        options: dict[str, t.Any] = {}
+        while self._curr and self._curr.token_type != TokenType.SEMICOLON:
+            if self._match_texts(self.STREAM_OPTIONS):
+                key = self._prev.text.lower()
+                self._match(TokenType.EQ)
+                if not self._match_set((TokenType.TRUE, TokenType.FALSE)):
+                    self.raise_error("Expected TRUE or FALSE", self._curr)
+                options[key] = self._prev.token_type == TokenType.TRUE
+            elif self._match(TokenType.COMMENT):
+                self._match(TokenType.EQ)
+                options["comment"] = self._parse_string()
+                if options["comment"] is None:
+                    self.raise_error("Expected a string", self._curr)
+            else:
+                self.raise_error("Unexpected option", self._curr)
+                break
+        return self.expression(
+            CreateStream(this=this, kind=kind, source=source, replace=replace, exists=exists, **options)
+        )
 
     def _parse_create_clone(self) -> exp.Create | None:
         """``CREATE [OR REPLACE] [TRANSIENT] kind [IF NOT EXISTS] name [SHALLOW|DEEP] CLONE src``.
@@ -310,6 +377,19 @@ def _lsql_clone_sql(self: LsqlGenerator, expression: LsqlClone) -> str:
     depth = "SHALLOW " if expression.args.get("shallow") else ""
     depth = "DEEP " if expression.args.get("deep") else depth
     return f"{depth}CLONE {self.sql(expression, 'this')}"
+
+
+def _create_stream_sql(self: LsqlGenerator, expression: CreateStream) -> str:
+    replace = " OR REPLACE" if expression.args.get("replace") else ""
+    exists = " IF NOT EXISTS" if expression.args.get("exists") else ""
+    text = f"CREATE{replace} STREAM{exists} {self.sql(expression, 'this')} ON {expression.text('kind')} "
+    text += self.sql(expression, "source")
+    for option in ("append_only", "show_initial_rows"):
+        value = expression.args.get(option)
+        if value is not None:
+            text += f" {option.upper()} = {'TRUE' if value else 'FALSE'}"
+    comment = self.sql(expression, "comment")
+    return f"{text} COMMENT = {comment}" if comment else text
 
 
 def _describe_history_sql(self: LsqlGenerator, expression: DescribeHistory) -> str:
@@ -368,6 +448,7 @@ class LsqlGenerator(Snowflake.Generator):
         **Snowflake.Generator.TRANSFORMS,
         AlterClustering: _alter_clustering_sql,
         AlterRecluster: _alter_recluster_sql,
+        CreateStream: _create_stream_sql,
         DescribeDetail: lambda self, e: f"DESCRIBE DETAIL {self.sql(e, 'this')}",
         DescribeHistory: _describe_history_sql,
         LsqlClone: _lsql_clone_sql,
@@ -459,6 +540,21 @@ def parse(text: str) -> list[ParsedStatement]:
             raise UnsupportedStatementError(sql)
         statements.append(ParsedStatement(normalize_identifiers(expression, dialect=dialect), sql))
     return statements
+
+
+def table_reference(text: str) -> exp.Table:
+    """A name given as text (``'db.s.t'``), parsed and normalized as the same name written in a statement.
+
+    Raises:
+        SqlCompilationError: the text is no valid name.
+    """
+    try:
+        reference = exp.to_table(text, dialect=Lsql)
+    except (ParseError, TokenError):
+        raise SqlCompilationError(f"invalid name '{text}'") from None
+    normalized = normalize_identifiers(reference, dialect=Lsql)
+    assert isinstance(normalized, exp.Table)
+    return normalized
 
 
 def _check_encodable(text: str) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, TypeVar
 
 from sqlglot import exp
@@ -42,10 +42,16 @@ def bind_tables(expression: Bound, tables: Tables) -> Bound:
             # Snowflake names such a column after the call: CURRENT_DATABASE().
             value = exp.alias_(value, exp.to_identifier(node.sql(dialect="snowflake").upper(), quoted=True))
         node.replace(value)
-    for table in bound.find_all(exp.Table):
+    # Found before anything is replaced: what a table function or a relation binds to is no reference to bind.
+    references = relation_references(bound)
+    for table in list(bound.find_all(exp.Table)):
         if isinstance(table.this, exp.Identifier):
-            check_table_clauses(table)
-    for table in relation_references(bound):
+            check_table_clauses(table, allowed=registry.TABLE_CLAUSES.keys())
+        elif isinstance(table.this, exp.Anonymous):
+            function = registry.TABLE_FUNCTIONS.get(table.this.name.upper())
+            if function is not None:
+                table.replace(carry_clauses(table, function(tables, table.this), alias=table.args.get("alias")))
+    for table in references:
         table.replace(carry_clauses(table, _bound_relation(table, tables)))
     return bound
 
@@ -66,8 +72,15 @@ def _bound_relation(table: exp.Table, tables: Tables) -> exp.Expression:
     name = tables.name(table)
     entry = tables.catalog.table(name.database, name.schema, name.name)
     if entry is not None:
+        for clause, bind in registry.TABLE_CLAUSES.items():
+            if table.args.get(clause):
+                return bind(tables, table, entry)
         version = tables.version(entry, timetravel.point_of(table))
         return tables.reference(entry, version, alias)
+    for clause in registry.TABLE_CLAUSES:
+        if table.args.get(clause):
+            label = _UNSUPPORTED_TABLE_ARGS.get(clause, clause.upper())
+            raise SqlCompilationError(f"{label} is supported on tables only, and {name} is no table.")
     for resolve in registry.RELATIONS:
         relation = resolve(tables, table, name)
         if relation is not None:
@@ -75,18 +88,22 @@ def _bound_relation(table: exp.Table, tables: Tables) -> exp.Expression:
     raise ObjectNotFoundError(str(name))
 
 
-def carry_clauses(table: exp.Table, replacement: exp.Expression) -> exp.Expression:
-    """``replacement`` with the joins, laterals, pivots and sample written after ``table``."""
+def carry_clauses(
+    table: exp.Table, replacement: exp.Expression, *, alias: exp.Expression | None = None
+) -> exp.Expression:
+    """``replacement`` with the joins, laterals, pivots and sample written after ``table`` (and ``alias``, if given)."""
     for key in ("joins", "laterals", "pivots", "sample"):
         if table.args.get(key):
             replacement.set(key, table.args[key])
+    if alias is not None:
+        replacement.set("alias", alias)
     return replacement
 
 
-def check_table_clauses(table: exp.Table) -> None:
+def check_table_clauses(table: exp.Table, *, allowed: Iterable[str] = ()) -> None:
     """Refuse the clauses of a table reference that lakeclone parses but does not run."""
     for key, value in table.args.items():
-        if value and key not in _TABLE_ARGS:
+        if value and key not in _TABLE_ARGS and key not in allowed:
             clause = _UNSUPPORTED_TABLE_ARGS.get(key, key.upper())
             raise SqlCompilationError(f"{clause} on a table reference is not supported by lakeclone.")
 
@@ -134,6 +151,10 @@ def _spark_forms(expression: exp.Expr) -> exp.Expr:
     ``x <> ALL (SELECT ...)``, which Spark has no syntax for. ``SAMPLE``
     becomes a filter or an ordering by ``rand()`` (see :func:`_sampled`).
     """
+    for identifier in expression.find_all(exp.Identifier):
+        # Spark reads `$` in no unquoted name; Snowflake's METADATA$ACTION needs quoting there.
+        if "$" in identifier.name:
+            identifier.set("quoted", True)
     for node in list(expression.find_all(exp.NEQ)):
         quantified = node.expression
         if isinstance(quantified, exp.All) and isinstance(quantified.this, exp.Query):

@@ -73,7 +73,7 @@ def _create_database(execution: Execution) -> DataFrame:
             catalog.drop_database(existing, execution.now())
         database = catalog.create_database(name, execution.now())
         catalog.create_schema(database, "PUBLIC", execution.now())
-        store_parameters(execution, database.id, settings)
+        store_parameters(execution, ObjectKind.DATABASE, database.id, settings)
     execution.session.database, execution.session.schema = name, "PUBLIC"
     return results.status(execution.spark, f"Database {name} successfully created.")
 
@@ -93,7 +93,7 @@ def _create_schema(execution: Execution) -> DataFrame:
                 raise ObjectExistsError(name)
             catalog.drop_schema(existing, execution.now())
         schema = catalog.create_schema(database, name, execution.now())
-        store_parameters(execution, schema.id, settings)
+        store_parameters(execution, ObjectKind.SCHEMA, schema.id, settings)
     execution.session.database, execution.session.schema = parent, name
     return results.status(execution.spark, f"Schema {name} successfully created.")
 
@@ -156,7 +156,7 @@ def _create_table(execution: Execution) -> DataFrame:
             view = f"lc_ctas_{execution.query_id.replace('-', '')}"
             frame.createOrReplaceTempView(view)
             try:
-                with execution.work.delta():
+                with execution.work.delta(target=location):
                     statements.create_table_as(execution.spark, location, view, comment=settings.get("COMMENT"))
             finally:
                 execution.spark.catalog.dropTempView(view)
@@ -185,7 +185,7 @@ def _create_table(execution: Execution) -> DataFrame:
                 table_id=table_id,
                 owns_folder=owns_folder,
             )
-            store_parameters(execution, entry.id, settings)
+            store_parameters(execution, ObjectKind.TABLE, entry.id, settings)
             for definition in definitions:
                 definition.store(catalog, entry)
     except sqlite3.IntegrityError:
@@ -447,8 +447,7 @@ def set_parameters(execution: Execution) -> DataFrame:
     if object_id is not None:
         settings = _parameter_settings(execution, kind)
         with execution.catalog.transaction():
-            for key, value in settings.items():
-                execution.catalog.set_parameter(object_id, key, value)
+            store_parameters(execution, kind, object_id, settings)
     return results.status(execution.spark, "Statement executed successfully.")
 
 
@@ -459,8 +458,7 @@ def unset_parameters(execution: Execution) -> DataFrame:
     if object_id is not None:
         keys = [params.lookup(var.name, kind).key for var in execution.expression.expressions]
         with execution.catalog.transaction():
-            for key in keys:
-                execution.catalog.unset_parameter(object_id, key)
+            store_parameters(execution, kind, object_id, dict.fromkeys(keys))
     return results.status(execution.spark, "Statement executed successfully.")
 
 

@@ -111,7 +111,7 @@ def insert(execution: Execution) -> DataFrame:
         source, names = registry.SLOTS.insert_defaults(execution, target.entry, target.schema, source, names)
     frame = conform(source, target.schema, names)
     overwrite = bool(expression.args.get("overwrite"))
-    with execution.work.delta():
+    with execution.work.delta(target=target.entry.location):
         statements.write(frame, target.entry.location, overwrite=overwrite)
     inserted = _commit_metric(execution, target, "numOutputRows")
     _after(execution, target)

@@ -7,13 +7,10 @@ import logging
 import uuid
 from typing import TYPE_CHECKING
 
-import sqlglot
-from sqlglot import exp
-from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
-
+from lakeclone.catalog.sessions import SessionLock
 from lakeclone.catalog.store import DEFAULT_DATABASE, DEFAULT_SCHEMA, Catalog, TableEntry
 from lakeclone.delta.log import Delta
-from lakeclone.dialect import Lsql, ParsedStatement, parse
+from lakeclone.dialect import ParsedStatement, parse, table_reference
 from lakeclone.engine import ddl, dml, query, registry, show  # noqa: F401 - each registers its statements
 from lakeclone.engine.context import SessionContext
 from lakeclone.engine.tables import Tables
@@ -59,7 +56,9 @@ class Execution:
         self.sql = statement.sql
         self.query_id = query_id
         self.started_at = started_at
-        self.tables = Tables(executor.catalog, executor.context, executor.delta, now=started_at)
+        self.tables = Tables(
+            executor.catalog, executor.context, executor.delta, now=started_at, warehouse=executor.lake.warehouse
+        )
         self.work = UnitOfWork(self)
 
     def now(self) -> dt.datetime:
@@ -83,18 +82,18 @@ class Executor:
         self.storage = Storage(lake.spark)
         self.context = SessionContext(DEFAULT_DATABASE, DEFAULT_SCHEMA)
         self.last_query_id: str | None = None
+        self.session = SessionLock(lake.warehouse)
+        with internal_errors(), spark_errors():
+            for recover in registry.RECOVERIES:
+                recover(self)
 
     def tables(self) -> Tables:
         """Lookups as a statement starting now would make them."""
-        return Tables(self.catalog, self.context, self.delta, now=self.lake.now())
+        return Tables(self.catalog, self.context, self.delta, now=self.lake.now(), warehouse=self.lake.warehouse)
 
     def resolve(self, name: str) -> TableEntry:
         """A live table named in Python (``"db.s.t"``), resolved like a name in SQL."""
-        try:
-            reference = normalize_identifiers(exp.to_table(name, dialect=Lsql), dialect=Lsql)
-        except sqlglot.errors.ParseError:
-            raise SqlCompilationError(f"invalid table name '{name}'") from None
-        return self.tables().entry(reference)
+        return self.tables().entry(table_reference(name))
 
     def run(self, text: str) -> DataFrame:
         statements = parse(text)
@@ -125,15 +124,19 @@ class Executor:
             try:
                 with internal_errors(), spark_errors(), watching(self.lake.spark, self.lake.progress):
                     result = handler(execution)
+                    with self.catalog.transaction():
+                        execution.work.finish()
+                        self.catalog.finish_query(query_id, self.lake.now())
                 break
             except ConcurrentWriteError as error:
                 execution.work.rollback()
                 if not error.retryable or attempt == ATTEMPTS:
                     raise
-                log.info("%s lost a race to concurrent INSERTs; running it again (attempt %d)", query_id, attempt + 1)
+                log.info("%s lost a race to concurrent writers; running it again (attempt %d)", query_id, attempt + 1)
             except BaseException:
                 execution.work.rollback()
                 raise
+            finally:
+                execution.tables.close()
         execution.work.done()
-        self.catalog.finish_query(query_id, self.lake.now())
         return tag(checked(result), self.lake.progress)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
@@ -32,9 +33,20 @@ def require_schema(execution: Execution, database: str, name: str) -> SchemaEntr
     return schema
 
 
-def require_free_name(execution: Execution, name: QualifiedName) -> None:
-    """Refuse a name a table is to take when a feature's object (a view) holds it: they share one namespace."""
-    if any(taken(execution.catalog, name) for taken in registry.NAME_TAKEN):
+def require_free_name(execution: Execution, name: QualifiedName, kind: str = "TABLE") -> None:
+    """Refuse ``name`` to an object of ``kind`` when an object of another kind holds it.
+
+    Tables, views and streams share one namespace per schema (a query reads
+    each by its name alike); each kind's own statement handles a name its
+    kind already holds (OR REPLACE, IF NOT EXISTS).
+
+    Raises:
+        ObjectExistsError: a table, view or stream other than a ``kind`` holds the name.
+    """
+    catalog = execution.catalog
+    if kind != "TABLE" and catalog.table(name.database, name.schema, name.name) is not None:
+        raise ObjectExistsError(name.name)
+    if any(taken(catalog, name) for other, taken in registry.NAME_TAKEN.items() if other != kind):
         raise ObjectExistsError(name.name)
 
 
@@ -87,9 +99,17 @@ def value_of(node: exp.Expression) -> str:
     return node.name or node.sql(dialect="snowflake")
 
 
-def store_parameters(execution: Execution, object_id: str, settings: dict[str, str]) -> None:
+def store_parameters(execution: Execution, kind: ObjectKind, object_id: str, settings: Mapping[str, str | None]) -> None:
+    """Set (or, for None, unset) parameters on an object, then run the features' hooks on the keys that have one."""
     for key, value in settings.items():
-        execution.catalog.set_parameter(object_id, key, value)
+        if value is None:
+            execution.catalog.unset_parameter(object_id, key)
+        else:
+            execution.catalog.set_parameter(object_id, key, value)
+    for key, value in settings.items():
+        hook = registry.PARAMETER_HOOKS.get(key)
+        if hook is not None:
+            hook(execution, kind, object_id, value)
 
 
 def external_location(execution: Execution, text: str) -> str:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from lakeclone.catalog.names import QualifiedName
     from lakeclone.catalog.store import Catalog, SchemaEntry, TableEntry
     from lakeclone.delta.statements import Merge
-    from lakeclone.engine.executor import Execution
+    from lakeclone.engine.executor import Execution, Executor
     from lakeclone.engine.tables import Tables
 
 Handler = Callable[["Execution"], "DataFrame"]
@@ -101,20 +101,23 @@ DROPPERS: dict[str, Callable[[Execution, exp.Table], tuple[str, str, object | No
 SHOWS: dict[str, ShowHandler] = {}
 """``SHOW <what>`` handlers beyond databases, schemas and tables."""
 
-DESCRIBES: dict[str, Handler] = {}
-"""``DESCRIBE <kind>`` handlers beyond tables (``VIEW``)."""
-
 RENAMES: dict[str, Callable[[Execution, exp.Table, exp.Table], None]] = {}
 """``ALTER <kind> old RENAME TO new`` beyond tables, schemas and databases, inside ALTER's catalog transaction."""
 
 PARAMETER_OWNERS: dict[ObjectKind, Callable[[Execution, exp.Table], str]] = {}
-"""The id of a feature's object whose parameters ``ALTER <kind> x SET|UNSET`` changes; ObjectNotFoundError if none."""
+"""Finds the object ``ALTER <kind> x SET|UNSET …`` names, for kinds a feature owns (``VIEW``): its id.
 
-NAME_TAKEN: list[Callable[[Catalog, QualifiedName], bool]] = []
-"""Whether a feature's object (a view) holds a name that tables share with it.
+Raises ObjectNotFoundError when there is none. It only finds the object: what
+a parameter's new value then does is :data:`PARAMETER_HOOKS`' job.
+"""
 
-Asked wherever a table takes a name (CREATE, CLONE, RENAME, UNDROP), so that
-the engine refuses the name without knowing the feature.
+NAME_TAKEN: dict[str, Callable[[Catalog, QualifiedName], bool]] = {}
+"""Whether a feature's object of a kind (``VIEW``, ``STREAM``) holds a name, by kind.
+
+Tables, views and streams share one namespace per schema, since a query
+resolves each of their names alike. :func:`lakeclone.engine.objects.require_free_name`
+asks these (and the tables) wherever an object takes a name: CREATE, CLONE,
+RENAME and UNDROP of a table, CREATE and RENAME of a view, CREATE STREAM.
 """
 
 TABLE_DEFINITIONS: list[DefinitionReader] = []
@@ -137,6 +140,38 @@ DROP_RESTRICTIONS: list[Callable[[Execution, list[TableEntry]], None]] = []
 
 RELATIONS: list[RelationResolver] = []
 """Tried in order when a query names something that is not a live table."""
+
+TableClauseBinder = Callable[["Tables", exp.Table, "TableEntry"], "exp.Expression"]
+
+TABLE_CLAUSES: dict[str, TableClauseBinder] = {}
+"""Binders of a clause written after a table's name (``changes``: the CHANGES clause), by sqlglot's arg name."""
+
+TableFunction = Callable[["Tables", exp.Anonymous], "exp.Expression"]
+
+TABLE_FUNCTIONS: dict[str, TableFunction] = {}
+"""Table functions lakeclone binds itself (``TABLE_CHANGES``), by upper-case name."""
+
+BEFORE_COMMIT: list[Callable[[Execution, str | None], None]] = []
+"""Run before each Delta commit a statement makes, with the location it commits to (None when unknown)."""
+
+FINISH: list[Callable[[Execution], None]] = []
+"""Run when a statement succeeds, inside the catalog transaction that records it as finished."""
+
+RECOVERIES: list[Callable[[Executor], None]] = []
+"""Run when a Lake opens its warehouse: finish or undo what crashed sessions left half done."""
+
+ParameterHook = Callable[["Execution", "ObjectKind", str, "str | None"], None]
+
+PARAMETER_HOOKS: dict[str, ParameterHook] = {}
+"""Reacts to a parameter's new value, by key (``CHANGE_TRACKING``): (execution, kind, object id, value).
+
+Run when the parameter is set (its new value) or unset (None) on an object
+of any kind, once the object is found (:data:`PARAMETER_OWNERS` for a
+feature's kinds) and the value stored, inside the same catalog transaction.
+"""
+
+DESCRIBERS: dict[str, Handler] = {}
+"""``DESCRIBE <kind>`` handlers beyond tables (``VIEW``, ``STREAM``)."""
 
 PURGES: list[Callable[[Execution], None]] = []
 """Run after DROP and VACUUM (the purge of dropped tables whose UNDROP window has passed)."""

@@ -256,12 +256,12 @@ def parameters(execution: Execution) -> DataFrame:
 
 @registry.statement(exp.Describe)
 def describe(execution: Execution) -> DataFrame:
-    """DESCRIBE [TABLE] t, or a feature's kind (DESCRIBE VIEW v)."""
+    """DESCRIBE [TABLE] t, or a feature's kind (DESCRIBE VIEW v, DESCRIBE STREAM s)."""
     kind = str(execution.expression.args.get("kind") or "TABLE").upper()
-    describes = {"TABLE": _describe_table, **registry.DESCRIBES}
-    if kind not in describes:
+    describers = {"TABLE": _describe_table, **registry.DESCRIBERS}
+    if kind not in describers:
         raise UnsupportedStatementError(execution.sql)
-    return describes[kind](execution)
+    return describers[kind](execution)
 
 
 def _describe_table(execution: Execution) -> DataFrame:

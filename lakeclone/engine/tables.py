@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
@@ -14,12 +17,31 @@ from lakeclone.errors import DataNotAvailableError, ObjectNotFoundError, SqlComp
 from lakeclone.timetravel import Point, PointKind, StatementMark
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pathlib import Path
+
+    from pyspark.sql import DataFrame, SparkSession
 
     from lakeclone.catalog.store import Catalog, TableEntry
     from lakeclone.delta.commits import Commit
     from lakeclone.delta.log import Delta, TableLog
     from lakeclone.engine.context import SessionContext
+
+
+@dataclass(frozen=True)
+class StreamRead:
+    """A stream a statement read, and where its offsets stand once the statement consumes it.
+
+    Attributes:
+        read_from: the offsets the stream's changes started after.
+        read_to: the versions they ran up to: the offsets after consumption.
+        initial_rows: whether the stream still owes its initial rows after consumption.
+    """
+
+    stream_id: str
+    name: str
+    read_from: Mapping[str, int]
+    read_to: Mapping[str, int]
+    initial_rows: bool
 
 
 class Tables:
@@ -34,6 +56,7 @@ class Tables:
             or, inside a view's definition, the view's own.
         relations: the relations (views, by qualified name) whose definitions are
             being bound around this one, outermost first.
+        stream_reads: the streams the statement read, by stream id.
     """
 
     def __init__(
@@ -43,16 +66,20 @@ class Tables:
         delta: Delta,
         *,
         now: dt.datetime,
+        warehouse: Path,
         scope: SessionContext | None = None,
         relations: tuple[str, ...] = (),
     ) -> None:
         self.catalog = catalog
+        self.warehouse = warehouse
         self.session = session
         self.scope = scope or session
         self.delta = delta
         self.now = now
         self.relations = relations
         self._current: dict[str, int] = {}
+        self._views: list[str] = []
+        self.stream_reads: dict[str, StreamRead] = {}
 
     @property
     def spark(self) -> SparkSession:
@@ -62,12 +89,22 @@ class Tables:
         """Lookups for binding ``relation``'s definition, whose unqualified names resolve in ``scope``.
 
         The statement's session, clock and pinned versions are shared, so a
-        table read both through a view and directly reads one version.
+        table read both through a view and directly reads one version; so are
+        the streams read and the frames bound, which the statement consumes
+        and drops whether it named them directly or through a view.
         """
         inner = Tables(
-            self.catalog, self.session, self.delta, now=self.now, scope=scope, relations=(*self.relations, relation)
+            self.catalog,
+            self.session,
+            self.delta,
+            now=self.now,
+            warehouse=self.warehouse,
+            scope=scope,
+            relations=(*self.relations, relation),
         )
         inner._current = self._current
+        inner._views = self._views
+        inner.stream_reads = self.stream_reads
         return inner
 
     def name(self, table: exp.Table) -> QualifiedName:
@@ -167,6 +204,23 @@ class Tables:
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=dt.timezone.utc)
         return moment
+
+    def bind_frame(self, frame: DataFrame, alias: exp.Expression | None) -> exp.Table:
+        """A reference to rows only a DataFrame can give (a stream's changes), valid until :meth:`close`.
+
+        The frame becomes a temporary view of the session; Spark resolves it
+        when it analyses the statement, so the statement's result still reads
+        it after the view is dropped.
+        """
+        name = f"lc_bound_{uuid.uuid4().hex}"
+        frame.createOrReplaceTempView(name)
+        self._views.append(name)
+        return exp.Table(this=exp.to_identifier(name, quoted=True), alias=alias)
+
+    def close(self) -> None:
+        """Drop the temporary views the statement's frames were bound as."""
+        while self._views:
+            self.spark.catalog.dropTempView(self._views.pop())
 
     def reference(self, entry: TableEntry, version: int, alias: exp.Expression | None = None) -> exp.Table:
         """A table reference Spark resolves to ``entry`` at ``version``: ``delta.`<location>` VERSION AS OF n``."""

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lakeclone.delta.commits import CommitMetadata, committing, microseconds
+from lakeclone.engine import registry
 from lakeclone.errors import ConcurrentWriteError
 from lakeclone.spark_errors import spark_errors
 
@@ -56,6 +57,7 @@ class UnitOfWork:
         parameters: Mapping[str, object] | None = None,
         metrics: Mapping[str, object] | None = None,
         rewrite: Rewrite | None = None,
+        target: str | None = None,
     ) -> Iterator[None]:
         """Delta commits made inside the block carry this statement's metadata.
 
@@ -64,8 +66,12 @@ class UnitOfWork:
             metrics: operation metrics to show beside Delta's own.
             rewrite: the table the block rewrites: when its commit loses a race
                 only to blind appends, the ConcurrentWriteError is marked retryable.
+            target: the location of the table the block commits to, if it is one
+                table (what a crashed statement's commit is looked for in).
         """
         execution = self._execution
+        for prepare in registry.BEFORE_COMMIT:
+            prepare(execution, target or (rewrite.table.location if rewrite else None))
         metadata = CommitMetadata(
             query_id=execution.query_id,
             tick=execution.catalog.tick(),
@@ -113,3 +119,8 @@ class UnitOfWork:
     def done(self) -> None:
         """The statement succeeded: nothing is to be undone."""
         self._compensations.clear()
+
+    def finish(self) -> None:
+        """Run the features' finishing steps; the caller holds the catalog transaction that records the statement."""
+        for finish in registry.FINISH:
+            finish(self._execution)

@@ -47,21 +47,24 @@ class ReasonKind(str, Enum):
     CURRENT = "current"
     RETENTION = "retention"
     CLONE = "clone"
+    STREAM = "stream"
     FOREIGN = "not the table's"
     DELETE = "delete"
 
 
 @dataclass(frozen=True)
 class Reason:
-    """A file's fate: its kind, and for a clone, which clone at which version needs it."""
+    """A file's fate: its kind, and for a clone or a stream, which one needs it (and a clone's version)."""
 
     kind: ReasonKind
     table: str | None = None
     version: int | None = None
 
     def __str__(self) -> str:
-        if self.table is not None:
+        if self.table is not None and self.version is not None:
             return f"{self.kind.value} {self.table}@{self.version}"
+        if self.table is not None:
+            return f"{self.kind.value} {self.table}"
         return self.kind.value
 
     @property

@@ -17,7 +17,7 @@ from lakeclone.engine import registry, results
 from lakeclone.engine.compiler import spark_sql
 from lakeclone.engine.context import SessionContext
 from lakeclone.engine.ddl import check_column_names
-from lakeclone.engine.objects import properties_of, require_schema, store_parameters
+from lakeclone.engine.objects import properties_of, require_free_name, require_schema, store_parameters
 from lakeclone.engine.show import matches, scope_schemas
 from lakeclone.errors import ObjectExistsError, ObjectNotFoundError, SqlCompilationError
 
@@ -34,6 +34,9 @@ SHOW_SCHEMA = (
     "created_on TIMESTAMP, name STRING, kind STRING, database_name STRING, schema_name STRING, comment STRING, "
     "text STRING, is_secure STRING, is_materialized STRING, change_tracking STRING"
 )
+
+# The kind's name in statements (CREATE VIEW, DROP VIEW …) and in the registry.
+VIEW = "VIEW"
 
 DESCRIBE_SCHEMA = (
     "name STRING, type STRING, kind STRING, `null?` STRING, default STRING, "
@@ -66,8 +69,7 @@ def create_view(execution: Execution) -> DataFrame:
     settings = _settings(expression)
     catalog = execution.catalog
     schema = require_schema(execution, name.database, name.schema)
-    if catalog.table(name.database, name.schema, name.name) is not None:
-        raise ObjectExistsError(name.name)
+    require_free_name(execution, name, VIEW)
     if catalog.view(name.database, name.schema, name.name) is not None:
         if expression.args.get("exists"):
             return results.status(execution.spark, f"{name.name} already exists, statement succeeded.")
@@ -77,15 +79,14 @@ def create_view(execution: Execution) -> DataFrame:
     definition = definition_text(execution.sql)
     with catalog.transaction():
         # Again under the write lock: another process may have taken the name since.
-        if catalog.table(name.database, name.schema, name.name) is not None:
-            raise ObjectExistsError(name.name)
+        require_free_name(execution, name, VIEW)
         current = catalog.view(name.database, name.schema, name.name)
         if current is not None:
             if not expression.args.get("replace"):
                 raise ObjectExistsError(name.name)
             catalog.drop_view(current, execution.now())
         entry = catalog.create_view(schema, name.name, definition=definition, columns=columns, now=execution.now())
-        store_parameters(execution, entry.id, settings)
+        store_parameters(execution, ObjectKind.VIEW, entry.id, settings)
     return results.status(execution.spark, f"View {name.name} successfully created.")
 
 
@@ -202,20 +203,21 @@ def rename_view(execution: Execution, old: exp.Table, new: exp.Table) -> None:
     name = execution.tables.name(new)
     schema = require_schema(execution, name.database, name.schema)
     catalog = execution.catalog
-    if view_named(catalog, name) or catalog.table(name.database, name.schema, name.name) is not None:
+    if view_named(catalog, name):
         raise ObjectExistsError(name.name)
+    require_free_name(execution, name, VIEW)
     catalog.rename_view(view, schema, name.name)
 
 
 def view_named(catalog: Catalog, name: QualifiedName) -> bool:
-    """Whether a live view holds ``name``, which no table may then take."""
+    """Whether a live view holds ``name``, which no table or stream may then take."""
     return catalog.view(name.database, name.schema, name.name) is not None
 
 
-registry.CREATORS["VIEW"] = create_view
-registry.DROPPERS["VIEW"] = drop_view
+registry.CREATORS[VIEW] = create_view
+registry.DROPPERS[VIEW] = drop_view
 registry.SHOWS["VIEWS"] = show_views
-registry.DESCRIBES["VIEW"] = describe_view
-registry.RENAMES["VIEW"] = rename_view
+registry.DESCRIBERS[VIEW] = describe_view
+registry.RENAMES[VIEW] = rename_view
 registry.PARAMETER_OWNERS[ObjectKind.VIEW] = lambda execution, target: require_view(execution, target).id
-registry.NAME_TAKEN.append(view_named)
+registry.NAME_TAKEN[VIEW] = view_named

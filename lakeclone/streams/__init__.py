@@ -1,0 +1,28 @@
+"""Streams and the CHANGES clause: Snowflake's change data capture on Delta tables.
+
+A stream is a bookmark on a table's versions; reading it returns the net
+change since, and only a DML statement that reads it moves the bookmark, when
+it commits. Change tracking, staleness, VACUUM's keep rule and what clones
+carry of streams live here too.
+"""
+
+from lakeclone.engine import registry
+from lakeclone.streams import binding, clones, consume, statements, tracking, vacuum
+from lakeclone.vacuum.plan import KEEP_REASONS
+
+registry.RELATIONS.append(binding.bind_stream)
+registry.TABLE_CLAUSES["changes"] = binding.bind_changes
+registry.TABLE_FUNCTIONS["TABLE_CHANGES"] = binding.bind_table_changes
+registry.BEFORE_COMMIT.append(consume.before_commit)
+registry.FINISH.append(consume.finish)
+registry.RECOVERIES.append(consume.recover)
+registry.PARAMETER_HOOKS[tracking.CHANGE_TRACKING] = tracking.on_parameter
+registry.DROPPERS[statements.STREAM] = statements.drop_stream
+registry.SHOWS["STREAMS"] = statements.show_streams
+registry.DESCRIBERS[statements.STREAM] = statements.describe_stream
+registry.NAME_TAKEN[statements.STREAM] = statements.stream_named
+registry.CLONE_HOOKS.append(clones.clone_streams)
+# Before the last rule, which judges files no version ever read.
+KEEP_REASONS.insert(len(KEEP_REASONS) - 1, vacuum.stream_offsets)
+
+__all__ = ["binding", "clones", "consume", "statements", "tracking", "vacuum"]

@@ -1,0 +1,48 @@
+"""What clones carry of streams: change tracking on a cloned table, and a cloned schema's streams.
+
+A clone of a tracked table is tracked from its first version. A stream in a
+cloned schema or database is cloned with it: its offset is the clone point,
+so it starts with no unconsumed changes, and it tracks the cloned table when
+its table was cloned along, else the table it tracked.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lakeclone.streams import tracking
+
+if TYPE_CHECKING:
+    from lakeclone.engine.registry import CloneEvent
+
+# A clone's first version: Delta's CLONE commit.
+CLONE_VERSION = 0
+
+
+def clone_streams(event: CloneEvent) -> None:
+    catalog = event.catalog
+    cloned = dict(event.tables)
+    for source_id, clone_id in event.tables:
+        if tracking.current(catalog, source_id) is not None:
+            catalog.start_tracking(clone_id, CLONE_VERSION)
+    for source_schema, new_schema in event.schemas:
+        for stream in catalog.streams(source_schema):
+            if not event.existed(stream.created_at):
+                continue
+            offsets = {}
+            for table_id, version in stream.offsets.items():
+                if table_id in cloned:
+                    offsets[cloned[table_id]] = CLONE_VERSION
+                else:
+                    offsets[table_id] = version
+            catalog.create_stream(
+                new_schema,
+                stream.name,
+                source_kind=stream.source_kind,
+                source_id=cloned.get(stream.source_id, stream.source_id),
+                mode=stream.mode,
+                offsets=offsets,
+                initial_rows=False,
+                comment=stream.comment,
+                now=event.now,
+            )

@@ -1,0 +1,151 @@
+"""Offsets move only when a DML statement that read the stream commits, atomically with it.
+
+A statement that reads streams and writes a table (INSERT … SELECT, MERGE …
+USING, UPDATE … FROM, DELETE … USING, CREATE TABLE … AS SELECT) consumes them:
+
+1. before its Delta commit, a record in the catalog names each stream, the
+   offsets it moves to, the table the statement commits to, and the session
+   running it (its lock on the stream: another consumer waits for it);
+2. Delta commits, carrying the statement's query id (see
+   :mod:`lakeclone.delta.commits`);
+3. the catalog transaction that records the statement as finished moves the
+   offsets and removes the records.
+
+A crash between 1 and 3 leaves a record whose session is dead. Whoever finds
+it (the next ``connect()``, or a statement reading the stream) resolves it from
+the target's log: if the statement's commit is there, and the table it wrote
+is one the catalog knows, the offsets move; otherwise the record is dropped and
+the offsets stay. So no crash loses a change or delivers one twice.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+
+from lakeclone.catalog.entries import Consumption
+from lakeclone.catalog.sessions import is_alive
+from lakeclone.errors import ConcurrentWriteError, LakecloneError
+
+if TYPE_CHECKING:
+    from lakeclone.catalog.store import Catalog
+    from lakeclone.delta.log import Delta
+    from lakeclone.engine.executor import Execution, Executor
+
+# How long a statement waits for another session's statement consuming the same stream.
+WAIT_SECONDS = 120.0
+_POLL_SECONDS = 0.05
+
+
+class StreamBusyError(LakecloneError):
+    """Another session's statement kept consuming the stream longer than lakeclone waits."""
+
+
+def consumes(execution: Execution) -> bool:
+    """Whether the statement moves the offsets of the streams it reads: a DML statement or CREATE TABLE … AS SELECT."""
+    expression = execution.expression
+    if isinstance(expression, (exp.Insert, exp.Update, exp.Delete, exp.Merge)):
+        return True
+    return (
+        isinstance(expression, exp.Create)
+        and str(expression.args.get("kind") or "").upper() == "TABLE"
+        and expression.expression is not None
+    )
+
+
+def before_commit(execution: Execution, target: str | None) -> None:
+    """Record the statement's consumption of the streams it read, before its first Delta commit."""
+    reads = execution.tables.stream_reads
+    if not reads or not consumes(execution):
+        return
+    if target is None:
+        raise LakecloneError("Internal error in lakeclone (a consuming statement commits to no known table); please report it.")
+    catalog = execution.catalog
+    deadline = time.monotonic() + WAIT_SECONDS
+    pending = dict(reads)
+    while pending:
+        with catalog.transaction():
+            for stream_id, read in list(pending.items()):
+                held = catalog.consumption(stream_id)
+                if held is not None and held.query_id == execution.query_id:
+                    del pending[stream_id]
+                    continue
+                if held is not None:
+                    if is_alive(execution.lake.warehouse, held.session_id):
+                        continue
+                    resolve(catalog, execution.delta, held, execution.now())
+                stream = catalog.stream_by_id(stream_id)
+                if stream is None or stream.dropped_at is not None or dict(stream.offsets) != dict(read.read_from):
+                    # Consumed (or replaced) since this statement read it: read it again.
+                    error = ConcurrentWriteError(f"Stream {read.name} was consumed by another statement meanwhile.")
+                    error.retryable = True
+                    raise error
+                catalog.record_consumption(
+                    Consumption(stream_id, execution.query_id, execution.executor.session.id, target,
+                                dict(read.read_to), read.initial_rows)
+                )
+                del pending[stream_id]
+        if pending:
+            if time.monotonic() > deadline:
+                names = ", ".join(read.name for read in pending.values())
+                raise StreamBusyError(f"Stream {names} is being consumed by another session's statement; try again later.")
+            time.sleep(_POLL_SECONDS)
+    stream_ids = list(reads)
+    execution.work.compensate("forget the stream consumption", lambda: _forget(catalog, execution.query_id, stream_ids))
+
+
+def _forget(catalog: Catalog, query_id: str, stream_ids: Iterable[str]) -> None:
+    with catalog.transaction():
+        for stream_id in stream_ids:
+            catalog.forget_consumption(stream_id, query_id)
+
+
+def finish(execution: Execution) -> None:
+    """The statement succeeded: move the offsets of the streams it consumed (inside the finishing transaction)."""
+    reads = execution.tables.stream_reads
+    if not reads or not consumes(execution):
+        return
+    catalog = execution.catalog
+    for stream_id, read in reads.items():
+        stream = catalog.stream_by_id(stream_id)
+        # A statement that made no Delta commit recorded nothing; it moves the offsets only if no one else did.
+        if stream is not None and dict(stream.offsets) == dict(read.read_from):
+            catalog.move_offsets(stream_id, read.read_to, initial_rows=read.initial_rows, now=execution.now())
+        catalog.forget_consumption(stream_id, execution.query_id)
+
+
+def resolve(catalog: Catalog, delta: Delta, consumption: Consumption, now: dt.datetime) -> None:
+    """Finish or drop a crashed session's consumption, from what its target's log says."""
+    with catalog.transaction():
+        if _landed(catalog, delta, consumption):
+            catalog.move_offsets(consumption.stream_id, consumption.offsets, initial_rows=consumption.initial_rows, now=now)
+        catalog.forget_consumption(consumption.stream_id, consumption.query_id)
+
+
+def _landed(catalog: Catalog, delta: Delta, consumption: Consumption) -> bool:
+    """Whether the consuming statement's commit is visible: in the target's log, and the target a live table."""
+    if catalog.live_table_at(consumption.target) is None:
+        return False
+    log = delta.table(consumption.target)
+    return log.exists() and any(c.query_id == consumption.query_id for c in log.history())
+
+
+def resolve_abandoned(
+    catalog: Catalog, delta: Delta, warehouse: Path, now: dt.datetime, stream_id: str | None = None
+) -> None:
+    """Resolve the consumptions whose sessions are gone (of one stream, or all)."""
+    for consumption in catalog.consumptions():
+        if stream_id is not None and consumption.stream_id != stream_id:
+            continue
+        if not is_alive(warehouse, consumption.session_id):
+            resolve(catalog, delta, consumption, now)
+
+
+def recover(executor: Executor) -> None:
+    """On ``connect()``: resolve what crashed sessions left."""
+    resolve_abandoned(executor.catalog, executor.delta, executor.lake.warehouse, executor.lake.now())
