@@ -36,12 +36,7 @@ def bind_tables(expression: Bound, tables: Tables) -> Bound:
     session and the Lake's clock, not from Spark's.
     """
     bound = expression.copy()
-    for node in list(bound.find_all(exp.CurrentDatabase, exp.CurrentSchema, exp.CurrentTimestamp, exp.CurrentDate)):
-        value = _session_value(node, tables)
-        if isinstance(node.parent, exp.Select) and node.arg_key == "expressions":
-            # Snowflake names such a column after the call: CURRENT_DATABASE().
-            value = exp.alias_(value, exp.to_identifier(node.sql(dialect="snowflake").upper(), quoted=True))
-        node.replace(value)
+    bind_session_functions(bound, tables)
     # Found before anything is replaced: what a table function or a relation binds to is no reference to bind.
     references = relation_references(bound)
     for table in list(bound.find_all(exp.Table)):
@@ -54,6 +49,20 @@ def bind_tables(expression: Bound, tables: Tables) -> Bound:
     for table in references:
         table.replace(carry_clauses(table, _bound_relation(table, tables)))
     return bound
+
+
+def bind_session_functions(expression: exp.Expr, tables: Tables) -> None:
+    """Replace, in place, the session functions in ``expression`` by their values for the statement.
+
+    CURRENT_DATABASE() and CURRENT_SCHEMA() answer from lakeclone's session,
+    CURRENT_DATE and CURRENT_TIMESTAMP from the Lake's clock, not Spark's.
+    """
+    for node in list(expression.find_all(exp.CurrentDatabase, exp.CurrentSchema, exp.CurrentTimestamp, exp.CurrentDate)):
+        value = _session_value(node, tables)
+        if isinstance(node.parent, exp.Select) and node.arg_key == "expressions":
+            # Snowflake names such a column after the call: CURRENT_DATABASE().
+            value = exp.alias_(value, exp.to_identifier(node.sql(dialect="snowflake").upper(), quoted=True))
+        node.replace(value)
 
 
 def relation_references(expression: exp.Expr) -> list[exp.Table]:
