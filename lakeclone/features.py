@@ -13,8 +13,10 @@ FEATURES = (
     "lakeclone.clustering",
     "lakeclone.clones",
     "lakeclone.vacuum",
+    "lakeclone.views",
     # Before streams: a commit takes its table lock before it records a stream's consumption.
     "lakeclone.transactions",
+    # After views: streams on views read views' definitions.
     "lakeclone.streams",
 )
 

@@ -26,11 +26,12 @@ class CloneKind(str, Enum):
 
 
 class ObjectKind(str, Enum):
-    """The kinds of object a parameter can be set on, innermost last."""
+    """The kinds of object a parameter can be set on, containers first."""
 
     DATABASE = "DATABASE"
     SCHEMA = "SCHEMA"
     TABLE = "TABLE"
+    VIEW = "VIEW"
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,30 @@ class SequenceEntry:
     created_at: dt.datetime
     dropped_at: dt.datetime | None
     source_id: str | None = None
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.database}.{self.schema}.{self.name}"
+
+
+@dataclass(frozen=True)
+class ViewEntry:
+    """A view's catalog row. Its definition's unqualified names resolve in its own database and schema.
+
+    Attributes:
+        definition: the view's query as written (lsql).
+        columns: the view's column names, recorded at CREATE: its column list, or its query's output names.
+    """
+
+    id: str
+    schema_id: str
+    database: str
+    schema: str
+    name: str
+    definition: str
+    columns: tuple[str, ...]
+    created_at: dt.datetime
+    dropped_at: dt.datetime | None
 
     @property
     def qualified(self) -> str:

@@ -174,6 +174,24 @@ CREATE TABLE stream_consumptions (
 );
 """
 
+# Views: a view lives in a schema beside tables and streams, sharing their
+# namespace (the engine checks every kind; each unique index covers its own).
+# ``definition`` is the query as written; ``columns`` the JSON list of the
+# view's column names recorded at CREATE. Parameters (COMMENT, CHANGE_TRACKING)
+# live in ``parameters`` by the view's id, as a table's do.
+VIEWS = """
+CREATE TABLE views (
+    id TEXT PRIMARY KEY,
+    schema_id TEXT NOT NULL REFERENCES schemas(id),
+    name TEXT NOT NULL,
+    definition TEXT NOT NULL,
+    columns TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    dropped_at TEXT
+);
+CREATE UNIQUE INDEX views_live_name ON views(schema_id, name) WHERE dropped_at IS NULL;
+"""
+
 # Transactions (BEGIN … COMMIT): each open one, the tables it holds locked with
 # the version committed when it took the lock, and the versions no session may
 # read (a rolled-back transaction's, and a committed one's intermediate states).
@@ -224,7 +242,13 @@ def _script(sql: str) -> Migration:
     return run
 
 
-MIGRATIONS: tuple[Migration, ...] = (_script(INITIAL), _script(DELTA_SPARK), _script(STREAMS), _script(TRANSACTIONS))
+MIGRATIONS: tuple[Migration, ...] = (
+    _script(INITIAL),
+    _script(DELTA_SPARK),
+    _script(STREAMS),
+    _script(VIEWS),
+    _script(TRANSACTIONS),
+)
 """Migration ``n`` (1-based) brings a catalog from user_version ``n - 1`` to ``n``."""
 
 

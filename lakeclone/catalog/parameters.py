@@ -14,7 +14,7 @@ from lakeclone.catalog.db import CatalogConnection
 from lakeclone.catalog.entries import ObjectKind, TableEntry
 from lakeclone.errors import InvalidParameterError
 
-DATABASE, SCHEMA, TABLE = ObjectKind.DATABASE, ObjectKind.SCHEMA, ObjectKind.TABLE
+DATABASE, SCHEMA, TABLE, VIEW = ObjectKind.DATABASE, ObjectKind.SCHEMA, ObjectKind.TABLE, ObjectKind.VIEW
 LEVELS = (DATABASE, SCHEMA, TABLE)
 RETENTION = "DATA_RETENTION_TIME_IN_DAYS"
 
@@ -90,8 +90,8 @@ PARAMETERS: dict[str, Parameter] = {
             "CHANGE_TRACKING",
             "false",
             "BOOLEAN",
-            "whether change tracking is enabled on the table",
-            levels=(TABLE,),
+            "whether change tracking is enabled on the table or view",
+            levels=(TABLE, VIEW),
             inherited=False,
         ),
         Parameter(
@@ -99,6 +99,7 @@ PARAMETERS: dict[str, Parameter] = {
             "",
             "STRING",
             "a comment on the object",
+            levels=(*LEVELS, VIEW),
             inherited=False,
         ),
     )

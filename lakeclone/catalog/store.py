@@ -26,6 +26,7 @@ from lakeclone.catalog.entries import (
     StreamMode,
     TableEntry,
     TableKind,
+    ViewEntry,
 )
 from lakeclone.catalog.objects import DEFAULT_DATABASE, DEFAULT_SCHEMA, ObjectStore
 from lakeclone.catalog.parameters import ParameterStore
@@ -33,6 +34,7 @@ from lakeclone.catalog.queries import QueryStore
 from lakeclone.catalog.sequences import SequenceStore
 from lakeclone.catalog.streams import StreamStore
 from lakeclone.catalog.transactions import TransactionStore
+from lakeclone.catalog.views import ViewStore
 
 __all__ = [
     "DEFAULT_DATABASE",
@@ -54,13 +56,16 @@ __all__ = [
     "StreamMode",
     "TableEntry",
     "TableKind",
+    "ViewEntry",
     "parse_timestamp",
     "timestamp_text",
 ]
 
 
-class Catalog(ObjectStore, ParameterStore, QueryStore, SequenceStore, DefinitionStore, StreamStore, TransactionStore):
-    """The catalog of one warehouse: objects, parameters, statements, sequences, table definitions, streams and transactions."""
+class Catalog(
+    ObjectStore, ParameterStore, QueryStore, SequenceStore, DefinitionStore, StreamStore, ViewStore, TransactionStore
+):
+    """The catalog of one warehouse: objects, parameters, statements, sequences, definitions, streams, views, transactions."""
 
     def horizon(self, table: TableEntry, now: dt.datetime) -> dt.datetime:
         """The oldest moment time travel on ``table`` reaches: its retention window, or a VACUUM that kept less."""

@@ -25,7 +25,14 @@ from lakeclone.catalog.names import database_name, schema_name
 from lakeclone.clones import deep as deep_clone
 from lakeclone.delta import statements
 from lakeclone.engine import registry, results
-from lakeclone.engine.objects import external_location, location_of, properties_of, require_database, require_schema
+from lakeclone.engine.objects import (
+    external_location,
+    location_of,
+    properties_of,
+    require_database,
+    require_free_name,
+    require_schema,
+)
 from lakeclone.engine.registry import CloneEvent
 from lakeclone.errors import (
     DataNotAvailableError,
@@ -90,9 +97,11 @@ def _clone_table(execution: Execution) -> DataFrame:
             raise ObjectExistsError(target.name)
         if deep and existing.clone_kind is CloneKind.DEEP and existing.source_id == source.id:
             return _refresh_deep_clone(execution, existing, source, version)
+    require_free_name(execution, target)
 
     cloned = _write_clone(execution, target.name, source, version, deep=deep, location=location_of(expression))
     with catalog.transaction():
+        require_free_name(execution, target)
         current = catalog.table(target.database, target.schema, target.name)
         if current is not None:
             if not expression.args.get("replace"):

@@ -46,7 +46,7 @@ class ShowParameters(exp.Expression):
 
 
 class SetParameters(exp.Expression):
-    """``ALTER {DATABASE | SCHEMA | TABLE} [IF EXISTS] name SET K = v [K2 = v2 ...]``.
+    """``ALTER {DATABASE | SCHEMA | TABLE | VIEW} [IF EXISTS] name SET K = v [K2 = v2 ...]``.
 
     ``expressions`` are :class:`sqlglot.exp.Property` nodes whose ``this`` is the
     upper-cased parameter name as a :class:`sqlglot.exp.Var` and whose ``value``
@@ -57,7 +57,7 @@ class SetParameters(exp.Expression):
 
 
 class UnsetParameters(exp.Expression):
-    """``ALTER {DATABASE | SCHEMA | TABLE} [IF EXISTS] name UNSET K [, K2 ...]``.
+    """``ALTER {DATABASE | SCHEMA | TABLE | VIEW} [IF EXISTS] name UNSET K [, K2 ...]``.
 
     ``expressions`` are the upper-cased parameter names as :class:`sqlglot.exp.Var`.
     """

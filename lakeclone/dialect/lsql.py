@@ -68,7 +68,9 @@ _TABLE_ACTIONS: dict[str, AlterActionParser] = {
 }
 
 # sqlglot parses ALTER TABLE ... RENAME TO but not the same for schemas and
-# databases; lsql gives them the very node sqlglot builds for tables.
+# databases; lsql gives them the very node sqlglot builds for tables. Views
+# take the same actions: parameters (as SetParameters, not sqlglot's AlterSet)
+# and RENAME TO.
 _CONTAINER_ACTIONS: dict[str, AlterActionParser] = {
     **_PARAMETER_ACTIONS,
     "RENAME TO": lambda self, target: self.expression(
@@ -115,6 +117,7 @@ class LsqlParser(Snowflake.Parser):
         TokenType.TABLE: _TABLE_ACTIONS,
         TokenType.SCHEMA: _CONTAINER_ACTIONS,
         TokenType.DATABASE: _CONTAINER_ACTIONS,
+        TokenType.VIEW: _CONTAINER_ACTIONS,
     }
     ALTER_ACTION_TRIES: t.ClassVar = {
         kind: new_trie(key.split(" ") for key in parsers)

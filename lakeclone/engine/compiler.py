@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from sqlglot import exp
 
@@ -22,8 +22,11 @@ SPARK = "spark"
 _TABLE_ARGS = {"this", "db", "catalog", "alias", "when", "version", "joins", "laterals", "pivots", "sample"}
 _UNSUPPORTED_TABLE_ARGS = {"changes": "CHANGES", "system_time": "FOR SYSTEM_TIME", "partition": "PARTITION"}
 
+# A statement or query: sqlglot's exp.Query is a mixin of exp.Expr, not an exp.Expression.
+Bound = TypeVar("Bound", bound=exp.Expr)
 
-def bind_tables(expression: exp.Expression, tables: Tables) -> exp.Expression:
+
+def bind_tables(expression: Bound, tables: Tables) -> Bound:
     """A copy of ``expression`` whose table references read pinned Delta versions.
 
     Each reference becomes ``delta.`<location>` VERSION AS OF n`` for the
@@ -33,26 +36,43 @@ def bind_tables(expression: exp.Expression, tables: Tables) -> exp.Expression:
     session and the Lake's clock, not from Spark's.
     """
     bound = expression.copy()
-    for node in list(bound.find_all(exp.CurrentDatabase, exp.CurrentSchema, exp.CurrentTimestamp, exp.CurrentDate)):
+    bind_session_functions(bound, tables)
+    # Found before anything is replaced: what a table function or a relation binds to is no reference to bind.
+    references = relation_references(bound)
+    for table in list(bound.find_all(exp.Table)):
+        if isinstance(table.this, exp.Identifier):
+            check_table_clauses(table, allowed=registry.TABLE_CLAUSES.keys())
+        elif isinstance(table.this, exp.Anonymous):
+            function = registry.TABLE_FUNCTIONS.get(table.this.name.upper())
+            if function is not None:
+                table.replace(carry_clauses(table, function(tables, table.this), alias=table.args.get("alias")))
+    for table in references:
+        table.replace(carry_clauses(table, _bound_relation(table, tables)))
+    return bound
+
+
+def bind_session_functions(expression: exp.Expr, tables: Tables) -> None:
+    """Replace, in place, the session functions in ``expression`` by their values for the statement.
+
+    CURRENT_DATABASE() and CURRENT_SCHEMA() answer from lakeclone's session,
+    CURRENT_DATE and CURRENT_TIMESTAMP from the Lake's clock, not Spark's.
+    """
+    for node in list(expression.find_all(exp.CurrentDatabase, exp.CurrentSchema, exp.CurrentTimestamp, exp.CurrentDate)):
         value = _session_value(node, tables)
         if isinstance(node.parent, exp.Select) and node.arg_key == "expressions":
             # Snowflake names such a column after the call: CURRENT_DATABASE().
             value = exp.alias_(value, exp.to_identifier(node.sql(dialect="snowflake").upper(), quoted=True))
         node.replace(value)
-    ctes = {cte.alias_or_name for cte in bound.find_all(exp.CTE)}
-    for table in list(bound.find_all(exp.Table)):
-        if isinstance(table.this, exp.Anonymous):
-            function = registry.TABLE_FUNCTIONS.get(table.this.name.upper())
-            if function is not None:
-                table.replace(carry_clauses(table, function(tables, table.this), alias=table.args.get("alias")))
-            continue
-        if not isinstance(table.this, exp.Identifier):
-            continue
-        check_table_clauses(table, allowed=registry.TABLE_CLAUSES.keys())
-        if not table.db and not table.catalog and table.name in ctes:
-            continue
-        table.replace(carry_clauses(table, _bound_relation(table, tables)))
-    return bound
+
+
+def relation_references(expression: exp.Expr) -> list[exp.Table]:
+    """The references in ``expression`` that name a table, view or other relation: not CTE names nor table functions."""
+    ctes = {cte.alias_or_name for cte in expression.find_all(exp.CTE)}
+    return [
+        table
+        for table in expression.find_all(exp.Table)
+        if isinstance(table.this, exp.Identifier) and (table.db or table.catalog or table.name not in ctes)
+    ]
 
 
 def _bound_relation(table: exp.Table, tables: Tables) -> exp.Expression:
@@ -66,6 +86,10 @@ def _bound_relation(table: exp.Table, tables: Tables) -> exp.Expression:
                 return bind(tables, table, entry)
         version = tables.version(entry, timetravel.point_of(table))
         return tables.reference(entry, version, alias)
+    for clause in registry.TABLE_CLAUSES:
+        if table.args.get(clause):
+            label = _UNSUPPORTED_TABLE_ARGS.get(clause, clause.upper())
+            raise SqlCompilationError(f"{label} is supported on tables only, and {name} is no table.")
     for resolve in registry.RELATIONS:
         relation = resolve(tables, table, name)
         if relation is not None:
@@ -116,20 +140,20 @@ _UNSUPPORTED_FORMS: tuple[tuple[type[exp.Expression], Callable[[exp.Expression],
 )
 
 
-def check_query_forms(expression: exp.Expression) -> None:
+def check_query_forms(expression: exp.Expr) -> None:
     """Refuse the query forms lakeclone parses but cannot run on Spark."""
     for kind, matches, name in _UNSUPPORTED_FORMS:
         if any(matches(node) for node in expression.find_all(kind)):
             raise SqlCompilationError(f"{name} is not supported by lakeclone.")
 
 
-def to_spark(expression: exp.Expression) -> str:
+def to_spark(expression: exp.Expr) -> str:
     """Spark SQL text for an lsql expression."""
     check_query_forms(expression)
     return _spark_forms(expression.copy()).sql(dialect=SPARK)
 
 
-def _spark_forms(expression: exp.Expression) -> exp.Expression:
+def _spark_forms(expression: exp.Expr) -> exp.Expr:
     """Rewrite the Snowflake forms sqlglot keeps that Spark cannot parse or reads differently.
 
     sqlglot's Snowflake parser turns ``x NOT IN (SELECT ...)`` into
@@ -188,6 +212,6 @@ def _sampled(source: exp.Table | exp.Subquery, sample: exp.TableSample) -> exp.S
     return sampled
 
 
-def spark_sql(expression: exp.Expression, tables: Tables) -> str:
+def spark_sql(expression: exp.Expr, tables: Tables) -> str:
     """Spark SQL text for a query, its tables bound to pinned versions."""
     return to_spark(bind_tables(expression, tables))

@@ -22,6 +22,7 @@ from lakeclone.engine.objects import (
     location_of,
     properties_of,
     require_database,
+    require_free_name,
     require_schema,
     store_parameters,
     value_of,
@@ -125,6 +126,7 @@ def _create_table(execution: Execution) -> DataFrame:
         if expression.args.get("exists"):
             return results.status(execution.spark, f"{name.name} already exists, statement succeeded.")
         raise ObjectExistsError(name.name)
+    require_free_name(execution, name)
     definitions: list[TableDefinition] = [
         reader(execution, name, expression, elements or []) for reader in registry.TABLE_DEFINITIONS
     ]
@@ -150,7 +152,7 @@ def _create_table(execution: Execution) -> DataFrame:
             if elements:
                 raise SqlCompilationError("CREATE TABLE AS SELECT takes its columns from the query.")
             frame = execution.spark.sql(spark_sql(query, execution.tables))
-            _check_column_names(frame.columns)
+            check_column_names(frame.columns)
             view = f"lc_ctas_{execution.query_id.replace('-', '')}"
             frame.createOrReplaceTempView(view)
             try:
@@ -160,7 +162,7 @@ def _create_table(execution: Execution) -> DataFrame:
                 execution.spark.catalog.dropTempView(view)
         elif elements:
             schema_struct = struct_from_columns(elements, consumed)
-            _check_column_names(schema_struct.fieldNames())
+            check_column_names(schema_struct.fieldNames())
             with execution.work.delta():
                 statements.create_table(execution.spark, location, schema_struct, comment=settings.get("COMMENT"))
         else:
@@ -168,6 +170,7 @@ def _create_table(execution: Execution) -> DataFrame:
 
     try:
         with catalog.transaction():
+            require_free_name(execution, name)
             current = catalog.table(name.database, name.schema, name.name)
             if current is not None:
                 if not replace:
@@ -213,7 +216,8 @@ def _prepare_folder(execution: Execution, location: str, label: str) -> None:
         execution.work.created(location)
 
 
-def _check_column_names(names: list[str]) -> None:
+def check_column_names(names: list[str]) -> None:
+    """Refuse columns of which two have one name, ignoring case as Spark does when it resolves them."""
     seen: set[str] = set()
     for column in names:
         if column.upper() in seen:
@@ -301,6 +305,7 @@ def undrop(execution: Execution) -> DataFrame:
             schema = require_schema(execution, name.database, name.schema)
             if catalog.table(name.database, name.schema, name.name) is not None:
                 raise ObjectExistsError(name.name)
+            require_free_name(execution, name)
             dropped = catalog.last_dropped_table(schema, name.name)
             if dropped is None or not _table_within_window(execution, dropped, now):
                 raise SqlCompilationError(f"Table {name.name} did not exist or was purged.")
@@ -382,11 +387,11 @@ def use(execution: Execution) -> DataFrame:
 
 @registry.statement(exp.Alter)
 def alter(execution: Execution) -> DataFrame:
-    """ALTER TABLE|SCHEMA|DATABASE x RENAME TO y; other ALTERs have statements of their own."""
+    """ALTER TABLE|SCHEMA|DATABASE x RENAME TO y, and features' kinds (VIEW); other ALTERs have statements of their own."""
     expression = execution.expression
     kind = str(expression.args.get("kind") or "").upper()
     actions = expression.args.get("actions") or []
-    renames = {"TABLE": _rename_table, "SCHEMA": _rename_schema, "DATABASE": _rename_database}
+    renames = {"TABLE": _rename_table, "SCHEMA": _rename_schema, "DATABASE": _rename_database, **registry.RENAMES}
     if kind not in renames or len(actions) != 1 or not isinstance(actions[0], exp.AlterRename):
         raise UnsupportedStatementError(execution.sql)
     with execution.catalog.transaction():
@@ -400,6 +405,7 @@ def _rename_table(execution: Execution, old: exp.Table, new: exp.Table) -> None:
     schema = require_schema(execution, new_name.database, new_name.schema)
     if execution.catalog.table(new_name.database, new_name.schema, new_name.name) is not None:
         raise ObjectExistsError(new_name.name)
+    require_free_name(execution, new_name)
     execution.catalog.rename_table(entry, schema, new_name.name)
 
 
@@ -459,6 +465,8 @@ def unset_parameters(execution: Execution) -> DataFrame:
 def _parameter_owner(execution: Execution, kind: ObjectKind, target: exp.Table) -> str | None:
     """The id of the object whose parameters change; None for a missing one under ALTER ... IF EXISTS."""
     try:
+        if kind in registry.PARAMETER_OWNERS:
+            return registry.PARAMETER_OWNERS[kind](execution, target)
         if kind is ObjectKind.TABLE:
             return execution.tables.entry(target).id
         if kind is ObjectKind.SCHEMA:

@@ -10,10 +10,11 @@ from sqlglot import exp
 from lakeclone.catalog import parameters as params
 from lakeclone.catalog.entries import DatabaseEntry, ObjectKind, SchemaEntry
 from lakeclone.engine import registry
-from lakeclone.errors import InvalidLocationError, ObjectNotFoundError, SqlCompilationError
+from lakeclone.errors import InvalidLocationError, ObjectExistsError, ObjectNotFoundError, SqlCompilationError
 from lakeclone.storage import is_within
 
 if TYPE_CHECKING:
+    from lakeclone.catalog.names import QualifiedName
     from lakeclone.engine.executor import Execution
 
 
@@ -30,6 +31,23 @@ def require_schema(execution: Execution, database: str, name: str) -> SchemaEntr
     if schema is None:
         raise ObjectNotFoundError(f"{database}.{name}", "Schema")
     return schema
+
+
+def require_free_name(execution: Execution, name: QualifiedName, kind: str = "TABLE") -> None:
+    """Refuse ``name`` to an object of ``kind`` when an object of another kind holds it.
+
+    Tables, views and streams share one namespace per schema (a query reads
+    each by its name alike); each kind's own statement handles a name its
+    kind already holds (OR REPLACE, IF NOT EXISTS).
+
+    Raises:
+        ObjectExistsError: a table, view or stream other than a ``kind`` holds the name.
+    """
+    catalog = execution.catalog
+    if kind != "TABLE" and catalog.table(name.database, name.schema, name.name) is not None:
+        raise ObjectExistsError(name.name)
+    if any(taken(catalog, name) for other, taken in registry.NAME_TAKEN.items() if other != kind):
+        raise ObjectExistsError(name.name)
 
 
 # CREATE options that are not parameters, each read by the code that needs it.

@@ -102,6 +102,25 @@ DROPPERS: dict[str, Callable[[Execution, exp.Table], tuple[str, str, object | No
 SHOWS: dict[str, ShowHandler] = {}
 """``SHOW <what>`` handlers beyond databases, schemas and tables."""
 
+RENAMES: dict[str, Callable[[Execution, exp.Table, exp.Table], None]] = {}
+"""``ALTER <kind> old RENAME TO new`` beyond tables, schemas and databases, inside ALTER's catalog transaction."""
+
+PARAMETER_OWNERS: dict[ObjectKind, Callable[[Execution, exp.Table], str]] = {}
+"""Finds the object ``ALTER <kind> x SET|UNSET …`` names, for kinds a feature owns (``VIEW``): its id.
+
+Raises ObjectNotFoundError when there is none. It only finds the object: what
+a parameter's new value then does is :data:`PARAMETER_HOOKS`' job.
+"""
+
+NAME_TAKEN: dict[str, Callable[[Catalog, QualifiedName], bool]] = {}
+"""Whether a feature's object of a kind (``VIEW``, ``STREAM``) holds a name, by kind.
+
+Tables, views and streams share one namespace per schema, since a query
+resolves each of their names alike. :func:`lakeclone.engine.objects.require_free_name`
+asks these (and the tables) wherever an object takes a name: CREATE, CLONE,
+RENAME and UNDROP of a table, CREATE and RENAME of a view, CREATE STREAM.
+"""
+
 TABLE_DEFINITIONS: list[DefinitionReader] = []
 """Readers of the parts of CREATE TABLE a feature owns (defaults, constraints, clustering keys)."""
 
@@ -154,10 +173,15 @@ RECOVERIES: list[Callable[[Executor], None]] = []
 ParameterHook = Callable[["Execution", "ObjectKind", str, "str | None"], None]
 
 PARAMETER_HOOKS: dict[str, ParameterHook] = {}
-"""Run when a parameter is set (its new value) or unset (None) on an object, by key: (execution, kind, object id, value)."""
+"""Reacts to a parameter's new value, by key (``CHANGE_TRACKING``): (execution, kind, object id, value).
+
+Run when the parameter is set (its new value) or unset (None) on an object
+of any kind, once the object is found (:data:`PARAMETER_OWNERS` for a
+feature's kinds) and the value stored, inside the same catalog transaction.
+"""
 
 DESCRIBERS: dict[str, Handler] = {}
-"""``DESCRIBE <kind>`` handlers beyond tables."""
+"""``DESCRIBE <kind>`` handlers beyond tables (``VIEW``, ``STREAM``)."""
 
 PURGES: list[Callable[[Execution], None]] = []
 """Run after DROP and VACUUM (the purge of dropped tables whose UNDROP window has passed)."""

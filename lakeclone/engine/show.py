@@ -255,14 +255,17 @@ def parameters(execution: Execution) -> DataFrame:
 
 
 @registry.statement(exp.Describe)
-def describe_table(execution: Execution) -> DataFrame:
+def describe(execution: Execution) -> DataFrame:
+    """DESCRIBE [TABLE] t, or a feature's kind (DESCRIBE VIEW v, DESCRIBE STREAM s)."""
+    kind = str(execution.expression.args.get("kind") or "TABLE").upper()
+    describers = {"TABLE": _describe_table, **registry.DESCRIBERS}
+    if kind not in describers:
+        raise UnsupportedStatementError(execution.sql)
+    return describers[kind](execution)
+
+
+def _describe_table(execution: Execution) -> DataFrame:
     expression = execution.expression
-    kind = str(expression.args.get("kind") or "TABLE").upper()
-    if kind != "TABLE":
-        describer = registry.DESCRIBERS.get(kind)
-        if describer is None:
-            raise UnsupportedStatementError(execution.sql)
-        return describer(execution)
     entry = execution.tables.entry(expression.this)
     schema = execution.delta.table(entry.location).snapshot().schema
     attributes: dict[str, dict[str, str | None]] = {}

@@ -52,17 +52,32 @@ class Tables:
     same version: the one current when the statement first looked.
 
     Attributes:
+        session: the statement's session, which session functions (CURRENT_DATABASE()) answer from.
+        scope: where unqualified names resolve: the session's database and schema,
+            or, inside a view's definition, the view's own.
+        relations: the relations (views, by qualified name) whose definitions are
+            being bound around this one, outermost first.
         stream_reads: the streams the statement read, by stream id.
     """
 
     def __init__(
-        self, catalog: Catalog, session: SessionContext, delta: Delta, *, now: dt.datetime, warehouse: Path
+        self,
+        catalog: Catalog,
+        session: SessionContext,
+        delta: Delta,
+        *,
+        now: dt.datetime,
+        warehouse: Path,
+        scope: SessionContext | None = None,
+        relations: tuple[str, ...] = (),
     ) -> None:
         self.catalog = catalog
         self.warehouse = warehouse
         self.session = session
+        self.scope = scope or session
         self.delta = delta
         self.now = now
+        self.relations = relations
         self._current: dict[str, int] = {}
         self._views: list[str] = []
         self.stream_reads: dict[str, StreamRead] = {}
@@ -71,8 +86,30 @@ class Tables:
     def spark(self) -> SparkSession:
         return self.delta.spark
 
+    def nested(self, scope: SessionContext, relation: str) -> Tables:
+        """Lookups for binding ``relation``'s definition, whose unqualified names resolve in ``scope``.
+
+        The statement's session, clock and pinned versions are shared, so a
+        table read both through a view and directly reads one version; so are
+        the streams read and the frames bound, which the statement consumes
+        and drops whether it named them directly or through a view.
+        """
+        inner = Tables(
+            self.catalog,
+            self.session,
+            self.delta,
+            now=self.now,
+            warehouse=self.warehouse,
+            scope=scope,
+            relations=(*self.relations, relation),
+        )
+        inner._current = self._current
+        inner._views = self._views
+        inner.stream_reads = self.stream_reads
+        return inner
+
     def name(self, table: exp.Table) -> QualifiedName:
-        return table_name(table, database=self.session.database, schema=self.session.schema)
+        return table_name(table, database=self.scope.database, schema=self.scope.schema)
 
     def entry(self, table: exp.Table) -> TableEntry:
         """The live table a reference names, or ObjectNotFoundError."""

@@ -2,12 +2,14 @@
 
 A stream is a bookmark on a table's versions; reading it returns the net
 change since, and only a DML statement that reads it moves the bookmark, when
-it commits. Change tracking, staleness, VACUUM's keep rule and what clones
-carry of streams live here too.
+it commits. A stream on a view has a bookmark on each table the view reads
+(:mod:`~lakeclone.streams.view_plan`, :mod:`~lakeclone.streams.lineage`,
+:mod:`~lakeclone.streams.view_reader`). Change tracking, staleness, VACUUM's
+keep rule and what clones carry of streams live here too.
 """
 
 from lakeclone.engine import registry
-from lakeclone.streams import binding, clones, consume, statements, tracking, vacuum
+from lakeclone.streams import binding, clones, consume, lineage, statements, tracking, vacuum, view_plan, view_reader
 from lakeclone.vacuum.plan import KEEP_REASONS
 
 registry.RELATIONS.append(binding.bind_stream)
@@ -19,11 +21,22 @@ registry.RECOVERIES.append(consume.recover)
 registry.TRANSACTION_COMMITS.append(consume.commit_consumed)
 registry.TRANSACTION_ROLLBACKS.append(consume.forget_consumed)
 registry.PARAMETER_HOOKS[tracking.CHANGE_TRACKING] = tracking.on_parameter
-registry.DROPPERS["STREAM"] = statements.drop_stream
+registry.DROPPERS[statements.STREAM] = statements.drop_stream
 registry.SHOWS["STREAMS"] = statements.show_streams
-registry.DESCRIBERS["STREAM"] = statements.describe_stream
+registry.DESCRIBERS[statements.STREAM] = statements.describe_stream
+registry.NAME_TAKEN[statements.STREAM] = statements.stream_named
 registry.CLONE_HOOKS.append(clones.clone_streams)
 # Before the last rule, which judges files no version ever read.
 KEEP_REASONS.insert(len(KEEP_REASONS) - 1, vacuum.stream_offsets)
 
-__all__ = ["binding", "clones", "consume", "statements", "tracking", "vacuum"]
+__all__ = [
+    "binding",
+    "clones",
+    "consume",
+    "lineage",
+    "statements",
+    "tracking",
+    "vacuum",
+    "view_plan",
+    "view_reader",
+]

@@ -18,8 +18,8 @@ from lakeclone.catalog.names import QualifiedName
 from lakeclone.dialect import table_reference
 from lakeclone.engine.tables import StreamRead
 from lakeclone.errors import SqlCompilationError
-from lakeclone.streams import consume, reader, tracking
-from lakeclone.streams.staleness import staleness
+from lakeclone.streams import consume, reader, tracking, view_reader
+from lakeclone.streams.staleness import StaleStreamError, staleness
 from lakeclone.timetravel import Point, PointKind
 
 if TYPE_CHECKING:
@@ -27,10 +27,6 @@ if TYPE_CHECKING:
 
     from lakeclone.catalog.entries import StreamEntry, TableEntry
     from lakeclone.engine.tables import Tables
-
-
-class StaleStreamError(SqlCompilationError):
-    """A stream whose offset its source no longer keeps: it must be recreated."""
 
 
 def bind_stream(tables: Tables, reference: exp.Table, name: QualifiedName) -> exp.Expression | None:
@@ -64,8 +60,8 @@ def stream_changes(tables: Tables, stream: StreamEntry) -> tuple[DataFrame, Stre
         raise StaleStreamError(
             f"Stream {stream.qualified} is stale: {state.reason}. Recreate it with CREATE OR REPLACE STREAM."
         )
-    if stream.source_kind is not SourceKind.TABLE:
-        raise SqlCompilationError(f"Stream {stream.name} is on a view, which lakeclone cannot read yet.")
+    if stream.source_kind is SourceKind.VIEW:
+        return view_reader.stream_changes(tables, stream)
     ((table_id, start),) = stream.offsets.items()
     entry = catalog.table_by_id(table_id)
     assert entry is not None  # staleness() checked that the table is live

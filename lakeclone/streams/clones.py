@@ -3,7 +3,8 @@
 A clone of a tracked table is tracked from its first version. A stream in a
 cloned schema or database is cloned with it: its offset is the clone point,
 so it starts with no unconsumed changes, and it tracks the cloned table when
-its table was cloned along, else the table it tracked.
+its table was cloned along, else the table it tracked. A stream on a view
+follows the view's copy, with an offset on each table the view reads.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ CLONE_VERSION = 0
 def clone_streams(event: CloneEvent) -> None:
     catalog = event.catalog
     cloned = dict(event.tables)
+    # A view's stream follows the view's copy in the clone (views' own hook ran first).
+    sources = {**cloned, **event.remapped.get("view", {})}
     for source_id, clone_id in event.tables:
         if tracking.current(catalog, source_id) is not None:
             catalog.start_tracking(clone_id, CLONE_VERSION)
@@ -39,7 +42,7 @@ def clone_streams(event: CloneEvent) -> None:
                 new_schema,
                 stream.name,
                 source_kind=stream.source_kind,
-                source_id=cloned.get(stream.source_id, stream.source_id),
+                source_id=sources.get(stream.source_id, stream.source_id),
                 mode=stream.mode,
                 offsets=offsets,
                 initial_rows=False,

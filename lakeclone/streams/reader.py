@@ -25,6 +25,7 @@ from lakeclone.delta.changes import BASE_ROW_ID, ROW_COMMIT_VERSION, ROW_ID, fil
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
+    from lakeclone.delta.changes import FileChanges
     from lakeclone.delta.log import TableLog
 
 ACTION = "METADATA$ACTION"
@@ -41,12 +42,9 @@ def changes(log: TableLog, start: int, end: int, mode: StreamMode) -> DataFrame:
         return _empty(log, end, columns)
     found = file_changes(log, start, end)
     if mode is StreamMode.APPEND_ONLY:
-        if not found.appended:
+        fresh = appended_rows(log, found)
+        if fresh is None:
             return _empty(log, end, columns)
-        frame = files_frame(log, found.appended, version=end)
-        # A file holds fresh rows (ids from its base row id up) and, when an
-        # UPDATE or MERGE wrote it, rows that kept older ids.
-        fresh = frame.where(_column(ROW_ID) >= _column(BASE_ROW_ID))
         return _records(fresh, columns, INSERT, is_update=False)
     if not found.removed and not found.added:
         return _empty(log, end, columns)
@@ -55,6 +53,16 @@ def changes(log: TableLog, start: int, end: int, mode: StreamMode) -> DataFrame:
     if not found.added:
         return _records(files_frame(log, found.removed, version=end), columns, DELETE, is_update=False)
     return _net(files_frame(log, found.removed, version=end), files_frame(log, found.added, version=end), columns)
+
+
+def appended_rows(log: TableLog, found: FileChanges) -> DataFrame | None:
+    """The rows the interval's commits inserted, as inserted, with ``_metadata``; None when they inserted none."""
+    if not found.appended:
+        return None
+    frame = files_frame(log, found.appended, version=found.end)
+    # A file holds fresh rows (ids from its base row id up) and, when an
+    # UPDATE or MERGE wrote it, rows that kept older ids.
+    return frame.where(_column(ROW_ID) >= _column(BASE_ROW_ID))
 
 
 def initial_rows(log: TableLog, version: int) -> DataFrame:

@@ -7,6 +7,10 @@ So a stream goes stale that long after its offset was last set (when it was
 created or consumed): that moment is its ``STALE_AFTER``. A stream whose
 source table was dropped or replaced is stale at once. VACUUM keeps the files
 a stream's offset needs until then (:mod:`lakeclone.streams.vacuum`).
+
+A stream on a view has an offset on each table the view reads, and goes
+stale with the first of them; dropping or replacing the view, or any of its
+tables, makes it stale at once.
 """
 
 from __future__ import annotations
@@ -15,7 +19,9 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from lakeclone.catalog.entries import SourceKind
 from lakeclone.catalog.parameters import RETENTION
+from lakeclone.errors import SqlCompilationError
 
 if TYPE_CHECKING:
     from lakeclone.catalog.entries import StreamEntry, TableEntry
@@ -32,6 +38,10 @@ def consume_within(catalog: Catalog, table: TableEntry) -> dt.timedelta:
     if retention >= EXTENDED_BELOW_DAYS:
         return dt.timedelta(days=retention)
     return dt.timedelta(days=max(retention, int(catalog.parameter(table, MAX_EXTENSION)[0])))
+
+
+class StaleStreamError(SqlCompilationError):
+    """A stream whose offset its source no longer keeps: it must be recreated."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +63,12 @@ class Staleness:
 
 def staleness(catalog: Catalog, stream: StreamEntry, now: dt.datetime) -> Staleness:
     """Whether ``stream`` is stale at ``now``, and when it goes stale."""
+    if stream.source_kind is SourceKind.VIEW:
+        view = catalog.view_by_id(stream.source_id)
+        current = catalog.view(view.database, view.schema, view.name) if view is not None else None
+        if view is None or current is None or current.id != view.id:
+            name = view.qualified if view is not None else stream.source_id
+            return Staleness(None, f"its view {name} was dropped or replaced")
     deadlines = []
     for table_id in stream.offsets:
         table = catalog.table_by_id(table_id)

@@ -1,28 +1,35 @@
-"""CREATE, DROP, SHOW and DESCRIBE STREAM."""
+"""CREATE, DROP, SHOW and DESCRIBE STREAM, on tables and on views."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
+from lakeclone import views
 from lakeclone.catalog.entries import ADMIN_ROLE, SourceKind, StreamMode
 from lakeclone.dialect import table_reference
 from lakeclone.dialect.expressions import CreateStream
 from lakeclone.engine import registry, results
-from lakeclone.engine.objects import require_schema
+from lakeclone.engine.objects import require_free_name, require_schema
 from lakeclone.engine.show import matches, scope_schemas
 from lakeclone.errors import ObjectExistsError, ObjectNotFoundError, SqlCompilationError
-from lakeclone.streams import tracking
+from lakeclone.streams import tracking, view_plan
 from lakeclone.streams.staleness import staleness
-from lakeclone.timetravel import point_of
+from lakeclone.timetravel import PointKind, point_of
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from lakeclone.catalog.entries import StreamEntry, TableEntry
+    from lakeclone.catalog.entries import StreamEntry, TableEntry, ViewEntry
+    from lakeclone.catalog.names import QualifiedName
+    from lakeclone.catalog.store import Catalog
     from lakeclone.engine.executor import Execution
+
+# The kind's name in statements (DROP STREAM, SHOW STREAMS …) and in the registry.
+STREAM = "STREAM"
 
 # Snowflake's TYPE of a stream on Delta-backed standard tables.
 STREAM_TYPE = "DELTA"
@@ -30,36 +37,53 @@ STREAM_TYPE = "DELTA"
 
 @registry.statement(CreateStream)
 def create_stream(execution: Execution) -> DataFrame:
-    """``CREATE [OR REPLACE] STREAM [IF NOT EXISTS] s ON TABLE t [AT|BEFORE(...)] [options]``."""
+    """``CREATE [OR REPLACE] STREAM [IF NOT EXISTS] s ON {TABLE t | VIEW v} [AT|BEFORE(...)] [options]``.
+
+    A stream on a view has an offset on each table the view reads (through
+    nested views and subqueries); the view must be one a stream can follow
+    (see :mod:`lakeclone.streams.view_plan`).
+    """
     expression = execution.expression
     name = execution.tables.name(expression.this)
     schema = require_schema(execution, name.database, name.schema)
     catalog = execution.catalog
+    require_free_name(execution, name, STREAM)
     existing = catalog.stream(name.database, name.schema, name.name)
     if existing is not None and not expression.args.get("replace"):
         if expression.args.get("exists"):
             return results.status(execution.spark, f"{name.name} already exists, statement succeeded.")
         raise ObjectExistsError(name.name)
-    if expression.text("kind").upper() != SourceKind.TABLE.value:
-        raise SqlCompilationError("Streams on views are not supported by lakeclone yet.")
     source = expression.args["source"]
-    entry = execution.tables.entry(source)
+    view: ViewEntry | None = None
+    if expression.text("kind").upper() == SourceKind.VIEW.value:
+        view = views.require_view(execution, source)
+        bases = view_plan.expand(execution.tables, view).tables
+        source_kind, source_id, on = SourceKind.VIEW, view.id, f"view {view.name}"
+    else:
+        entry = execution.tables.entry(source)
+        bases = (entry,)
+        source_kind, source_id, on = SourceKind.TABLE, entry.id, f"table {entry.name}"
     mode = StreamMode.APPEND_ONLY if expression.args.get("append_only") else StreamMode.DEFAULT
-    offset = _offset(execution, entry, source)
+    offsets = _offsets(execution, bases, source, on=on, view=view is not None)
     comment = expression.args.get("comment")
     with catalog.transaction():
+        # Again under the write lock: another process may have taken the name since.
+        require_free_name(execution, name, STREAM)
         current = catalog.stream(name.database, name.schema, name.name)
         if current is not None:
             if not expression.args.get("replace"):
                 raise ObjectExistsError(name.name)
             catalog.drop_stream(current, execution.now())
+        if view is not None:
+            # A stream on a view turns the view's change tracking on, as the first stream on a table does the table's.
+            catalog.set_parameter(view.id, tracking.CHANGE_TRACKING, "true")
         catalog.create_stream(
             schema,
             name.name,
-            source_kind=SourceKind.TABLE,
-            source_id=entry.id,
+            source_kind=source_kind,
+            source_id=source_id,
             mode=mode,
-            offsets={entry.id: offset},
+            offsets=offsets,
             initial_rows=bool(expression.args.get("show_initial_rows")),
             comment=comment.name if comment is not None else "",
             now=execution.now(),
@@ -67,30 +91,39 @@ def create_stream(execution: Execution) -> DataFrame:
     return results.status(execution.spark, f"Stream {name.name} successfully created.")
 
 
-def _offset(execution: Execution, entry: TableEntry, source: exp.Table) -> int:
-    """The version a new stream's changes start after: now, a time-travel point, or another stream's offset.
+def _offsets(
+    execution: Execution, bases: Sequence[TableEntry], source: exp.Table, *, on: str, view: bool
+) -> dict[str, int]:
+    """The versions a new stream's changes start after, by base table: now, a time-travel point, or another stream's.
 
-    The first stream on a table turns change tracking on; a point before
-    tracking started is refused before anything changes.
+    The first stream on a table (or on a view reading it) turns the table's
+    change tracking on; a point before tracking started is refused before
+    anything changes. A view's tables share no version numbers, so a point on
+    a view is a moment (TIMESTAMP, OFFSET, STATEMENT), not a VERSION.
     """
     when = source.args.get("when")
     tables = execution.tables
-    interval = tracking.current(execution.catalog, entry.id)
+    catalog = execution.catalog
     if isinstance(when, exp.HistoricalData) and str(when.args.get("kind")).upper() == "STREAM":
-        other = execution.catalog.stream(*_stream_name(execution, when.expression))
-        if other is None or entry.id not in other.offsets:
-            raise SqlCompilationError(f"Stream '{when.expression.name}' does not exist or is not on table {entry.name}.")
-        version = other.offsets[entry.id]
-        if when.name.upper() == "BEFORE":
-            version -= 1
+        other = catalog.stream(*_stream_name(execution, when.expression))
+        if other is None or any(t.id not in other.offsets for t in bases):
+            raise SqlCompilationError(f"Stream '{when.expression.name}' does not exist or is not on {on}.")
+        back = 1 if when.name.upper() == "BEFORE" else 0
+        versions = {t.id: other.offsets[t.id] - back for t in bases}
     elif when is not None or source.args.get("version") is not None:
-        version = tables.version(entry, point_of(source))
+        point = point_of(source)
+        if view and point is not None and point.kind is PointKind.VERSION:
+            raise SqlCompilationError("VERSION is not a point in time for a view; use TIMESTAMP, OFFSET or STATEMENT.")
+        versions = {t.id: tables.version(t, point) for t in bases}
     else:
-        tracking.start(execution, entry)
-        return tables.current_version(entry)
-    if interval is None or version < interval.since_version:
-        raise tracking.not_tracked(entry.name)
-    return version
+        for table in bases:
+            tracking.start(execution, table)
+        return {t.id: tables.current_version(t) for t in bases}
+    for table in bases:
+        interval = tracking.current(catalog, table.id)
+        if interval is None or versions[table.id] < interval.since_version:
+            raise tracking.not_tracked(table.name)
+    return versions
 
 
 def _stream_name(execution: Execution, value: exp.Expression) -> tuple[str, str, str]:
@@ -121,7 +154,11 @@ def _row(execution: Execution, stream: StreamEntry) -> tuple[Any, ...]:
     state = staleness(catalog, stream, execution.now())
     bases = [catalog.table_by_id(table_id) for table_id in stream.offsets]
     names = [t.qualified if t is not None else table_id for t, table_id in zip(bases, stream.offsets, strict=True)]
-    source = catalog.table_by_id(stream.source_id)
+    source: TableEntry | ViewEntry | None
+    if stream.source_kind is SourceKind.VIEW:
+        source = catalog.view_by_id(stream.source_id)
+    else:
+        source = catalog.table_by_id(stream.source_id)
     offsets = ", ".join(f"{n}@{v}" for n, v in zip(names, stream.offsets.values(), strict=True))
     single = next(iter(stream.offsets.values())) if len(stream.offsets) == 1 else None
     return (
@@ -162,3 +199,8 @@ def describe_stream(execution: Execution) -> DataFrame:
     if stream is None:
         raise ObjectNotFoundError(str(name))
     return results.rows(execution.spark, _COLUMNS, [_row(execution, stream)])
+
+
+def stream_named(catalog: Catalog, name: QualifiedName) -> bool:
+    """Whether a live stream holds ``name``, which no table or view may then take."""
+    return catalog.stream(name.database, name.schema, name.name) is not None

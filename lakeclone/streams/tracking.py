@@ -1,7 +1,7 @@
 """Change tracking: from which version of a table its changes can be read.
 
-Turning tracking on (``ALTER TABLE t SET CHANGE_TRACKING = TRUE``, or the
-first stream on the table) is a Delta commit that turns on Delta's change data
+Turning tracking on (``ALTER TABLE t SET CHANGE_TRACKING = TRUE``, the
+same on a view reading the table, or the first stream on either) is a Delta commit that turns on Delta's change data
 feed (so Delta's own ``table_changes`` works too) and row tracking if the table
 lacks it; the catalog records the version of that commit. Changes after it can
 be read; a stream or CHANGES query reaching back before it cannot.
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from lakeclone import views
 from lakeclone.catalog.entries import ObjectKind
 from lakeclone.delta import statements
 from lakeclone.errors import SqlCompilationError
@@ -65,7 +66,19 @@ def _own_commit(execution: Execution, entry: TableEntry) -> int:
 
 
 def on_parameter(execution: Execution, kind: ObjectKind, object_id: str, value: str | None) -> None:
-    """``ALTER TABLE t SET|UNSET CHANGE_TRACKING``: start or stop tracking as the new value says."""
+    """``ALTER TABLE|VIEW x SET|UNSET CHANGE_TRACKING``: start or stop tracking as the new value says.
+
+    On a view, TRUE also starts tracking on every table it reads (through the
+    views it reads too), as Snowflake does for the owner of both; FALSE
+    changes only the view's own setting, since its tables may be tracked for
+    their own streams.
+    """
+    if kind is ObjectKind.VIEW:
+        view = execution.catalog.view_by_id(object_id)
+        if value == "true" and view is not None:
+            for table in views.base_tables(execution.tables, view):
+                start(execution, table)
+        return
     if kind is not ObjectKind.TABLE:
         return
     entry = execution.catalog.table_by_id(object_id)
