@@ -65,10 +65,10 @@ def test_shown_reads_text_back_from_html():
     header = "<b>t</b> · current version <b>v4</b><br><small>(as of&nbsp;now)</small>"
     table = (
         "<table><thead><tr><th>name</th><th>id</th></tr></thead><tbody>"
-        "<tr><td>&nbsp;&nbsp;└&nbsp;<b>LAKE.PUBLIC.C</b></td><td><code>ab-<wbr>cd</code></td></tr>"
+        "<tr><td>&nbsp;&nbsp;└&nbsp;<b>LAKE.PUBLIC.C</b></td><td><code>ab-<wbr>cd</code><br>ef</td></tr>"
         "<tr><td><table><tr><td>nested</td></tr></table>x</td><td>1</td></tr></tbody></table><table><tr><td>2nd</td></tr></table>"
     )
 
     assert html_text(header) == "t · current version v4 (as of now)"
-    assert table_text(table) == (("name", "id"), (("└ LAKE.PUBLIC.C", "ab-cd"), ("x", "1")))
+    assert table_text(table) == (("name", "id"), (("└ LAKE.PUBLIC.C", "ab-cd ef"), ("x", "1")))
     assert table_text("") == ((), ())

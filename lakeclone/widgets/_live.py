@@ -28,6 +28,7 @@ import base64
 import contextlib
 import dataclasses
 import html
+import re
 from collections.abc import Iterator, Sequence
 from html.parser import HTMLParser
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
@@ -62,6 +63,26 @@ def one_line(error: BaseException) -> str:
     return " ".join(line.strip() for line in str(error).splitlines() if line.strip())
 
 
+# Unquoted identifiers as lsql normalises them; anything else needs quotes.
+_PLAIN_IDENTIFIER = re.compile(r"[A-Z_][A-Z0-9_$]*")
+
+
+def sql_name(qualified: str) -> str:
+    """A ``DB.SCHEMA.NAME`` name as the catalog prints it, as SQL text, quoting the parts that need it.
+
+    Widgets read names back from ``SHOW`` and ``DESCRIBE`` (stored as
+    written, upper case unless quoted) and put them into SQL of their own.
+
+    Example:
+        >>> sql_name("LAKE.PUBLIC.ORDERS"), sql_name("LAKE.PUBLIC.My Table")
+        ('LAKE.PUBLIC.ORDERS', 'LAKE.PUBLIC."My Table"')
+    """
+    parts = qualified.split(".", 2)
+    return ".".join(
+        part if _PLAIN_IDENTIFIER.fullmatch(part) else '"' + part.replace('"', '""') + '"' for part in parts
+    )
+
+
 # Reading the models back -------------------------------------------------------------
 
 
@@ -84,6 +105,8 @@ class _TableText(HTMLParser):
             self.rows.append([])
         elif tag in ("td", "th") and self._depth == 1 and self.rows:
             self._cell = []
+        elif tag == "br" and self._cell is not None and self._depth == 1:
+            self._cell.append(" ")  # a line break in a cell separates words, as it shows
 
     def handle_endtag(self, tag: str) -> None:
         if self._done:
@@ -253,6 +276,9 @@ class LiveWidget(ipywidgets.VBox, Generic[DataT]):
     kind: ClassVar[str] = "widget"
     """What the widget shows, for messages: ``version timeline``, ``clone lineage``, ..."""
 
+    subject: ClassVar[str] = "table"
+    """What the widget is of (``table``, ``schema``), for the hint when it is gone: ``UNDROP TABLE`` …"""
+
     refresh_label: ClassVar[str] = "Refresh"
     refresh_tooltip: ClassVar[str] = "Read the table again"
 
@@ -419,7 +445,10 @@ class LiveWidget(ipywidgets.VBox, Generic[DataT]):
         """The error state: say what failed, and show nothing that was read before."""
         if isinstance(error, ObjectNotFoundError):
             prefix = f"{self._table_name} is gone"
-            hint = "Nothing is shown until a refresh finds it again; UNDROP TABLE brings back a dropped table."
+            hint = (
+                "Nothing is shown until a refresh finds it again; "
+                f"UNDROP {self.subject.upper()} brings back a dropped {self.subject}."
+            )
         else:
             prefix = "Refresh failed"
             hint = "Nothing is shown until a refresh succeeds."

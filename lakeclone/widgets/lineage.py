@@ -21,7 +21,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import html
-import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +34,7 @@ from matplotlib.textpath import TextPath
 from lakeclone.clones.lineage import Lineage, LineageNode
 from lakeclone.errors import LakecloneError
 from lakeclone.widgets import _style
-from lakeclone.widgets._live import LiveWidget, WidgetError, fit_picker, one_line
+from lakeclone.widgets._live import LiveWidget, WidgetError, fit_picker, one_line, sql_name
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -58,9 +57,6 @@ _MIN_WIDTH = 7.0
 _NAME_POINTS = 9.0
 _QUALIFIER_POINTS = 7.5
 _NAME_WIDTH = (_BOX_WIDTH - 0.2) * 72  # points of text that fit in a box
-
-# Unquoted identifiers as lsql normalises them; anything else needs quotes.
-_PLAIN_IDENTIFIER = re.compile(r"[A-Z_][A-Z0-9_$]*")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -191,19 +187,6 @@ class LineageData:
 
 def _age_order(node: LineageNode) -> tuple[dt.datetime, str]:
     return (node.created_at, node.name)
-
-
-def sql_name(qualified: str) -> str:
-    """A node's ``DB.SCHEMA.TABLE`` name as SQL text, quoting the parts that need it.
-
-    Example:
-        >>> sql_name("LAKE.PUBLIC.ORDERS"), sql_name("LAKE.PUBLIC.My Table")
-        ('LAKE.PUBLIC.ORDERS', 'LAKE.PUBLIC."My Table"')
-    """
-    parts = qualified.split(".", 2)
-    return ".".join(
-        part if _PLAIN_IDENTIFIER.fullmatch(part) else '"' + part.replace('"', '""') + '"' for part in parts
-    )
 
 
 # plot_lineage -----------------------------------------------------------------------
