@@ -9,8 +9,9 @@ reads back what a widget shows, as :class:`Shown`. Importing this package
 imports ipywidgets and matplotlib, which ``import lakeclone`` alone does not.
 
 Example:
-    >>> from lakeclone.widgets import timeline, lineage_widget, vacuum_explorer
+    >>> from lakeclone.widgets import timeline, lineage_widget, streams, vacuum_explorer
     >>> timeline(lake, "orders")          # doctest: +SKIP
+    >>> streams(lake, "shop.sales")       # doctest: +SKIP
     >>> lineage_widget(lake, "orders")    # doctest: +SKIP
     >>> vacuum_explorer(lake, "orders")   # doctest: +SKIP
 """
@@ -24,6 +25,14 @@ from lakeclone.widgets.lineage import (
     lineage_html,
     lineage_widget,
     plot_lineage,
+)
+from lakeclone.widgets.streams import (
+    StreamInfo,
+    StreamsData,
+    StreamsWidget,
+    plot_streams,
+    streams,
+    streams_html,
 )
 from lakeclone.widgets.timeline import (
     TimelineData,
@@ -48,6 +57,9 @@ __all__ = [
     "LiveWidget",
     "ReasonGroup",
     "Shown",
+    "StreamInfo",
+    "StreamsData",
+    "StreamsWidget",
     "TimelineData",
     "VacuumExplorer",
     "VersionEntry",
@@ -56,9 +68,12 @@ __all__ = [
     "lineage_html",
     "lineage_widget",
     "plot_lineage",
+    "plot_streams",
     "plot_timeline",
     "plot_vacuum",
     "reason_groups",
+    "streams",
+    "streams_html",
     "timeline",
     "timeline_html",
     "vacuum_explorer",

@@ -365,3 +365,34 @@ def error_html(prefix: str, error: BaseException) -> str:
     """
     text = html.escape(str(error)).replace("\n", "<br>")
     return f'<span style="color:{ERROR_COLOUR};"><b>{html.escape(prefix)}:</b> {text}</span>'
+
+
+# Streams -----------------------------------------------------------------------------
+
+STREAM_COLOUR = "#332288"
+"""A stream's offset marker and its pending changes: an indigo that no operation kind uses."""
+
+STALE_STREAM_COLOUR = ERROR_COLOUR
+"""A stale stream: it can no longer be read, only recreated."""
+
+STREAM_MARKER = "D"
+"""Matplotlib marker of a live stream's offset."""
+
+STALE_STREAM_MARKER = "X"
+"""Matplotlib marker of a stale stream's offset: a cross, so that it differs without colour too."""
+
+
+def format_deadline(when: dt.datetime, now: dt.datetime) -> str:
+    """A deadline and how far it is from ``now``, e.g. for a stream's ``STALE_AFTER``.
+
+    Example:
+        >>> import datetime as dt
+        >>> now = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+        >>> format_deadline(now + dt.timedelta(days=13, hours=2), now)
+        '2024-01-14 02:00:00 UTC (in 13d 2h)'
+        >>> format_deadline(now - dt.timedelta(hours=5), now)
+        '2023-12-31 19:00:00 UTC (5h 0m ago)'
+    """
+    if when >= now:
+        return f"{format_timestamp(when)} (in {format_age(when - now)})"
+    return f"{format_timestamp(when)} ({format_age(now - when)} ago)"

@@ -3,9 +3,12 @@
 Three layers, so that everything but the clicking is testable headless:
 
 * :class:`TimelineData` reads ``DESCRIBE HISTORY`` and the table's
-  ``DATA_RETENTION_TIME_IN_DAYS`` from a :class:`~lakeclone.Lake`.
+  ``DATA_RETENTION_TIME_IN_DAYS`` from a :class:`~lakeclone.Lake`, and the
+  streams on the table with ``SHOW STREAMS`` (their offsets, pending changes
+  and staleness; see :mod:`lakeclone.widgets.streams`).
 * :func:`plot_timeline` and :func:`timeline_html` render it as a matplotlib
-  figure and an HTML table.
+  figure and an HTML table: each stream's offset is a marker under the
+  version it stands at, labelled with its name and pending changes.
 * :class:`VersionTimeline` puts both in an ipywidgets box with a refresh button
   and a version picker, and falls back to static HTML and PNG where widgets
   cannot run (the plumbing all widgets share is in :mod:`lakeclone.widgets._live`).
@@ -33,8 +36,11 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
+from lakeclone.catalog.names import table_name as qualified_name
+from lakeclone.dialect import table_reference
 from lakeclone.widgets import _style
-from lakeclone.widgets._live import LiveWidget, fit_picker, scrolling_html
+from lakeclone.widgets._live import LiveWidget, fit_picker, scrolling_html, sql_name
+from lakeclone.widgets.streams import StreamInfo, read_streams, stream_colour, stream_state_html
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -138,6 +144,10 @@ class TimelineData:
         horizon: ``now - retention_days``; versions committed before it can no
             longer be time-travelled to.
         now: when the data was read, by the Lake's clock.
+        streams: the streams on the table, in any schema, and those on views
+            that read it, by offset and name; each one's ``offset_version`` is
+            its offset on this table. A stream whose source was dropped or
+            replaced is on another table, whatever its name: it is not among them.
 
     Example:
         >>> data = TimelineData.from_lake(lake, "t")                   # doctest: +SKIP
@@ -150,15 +160,19 @@ class TimelineData:
     retention_days: int
     horizon: dt.datetime
     now: dt.datetime
+    streams: tuple[StreamInfo, ...] = ()
 
     @classmethod
-    def from_lake(cls, lake: Lake, table_name: str) -> TimelineData:
-        """Read a table's history and retention from a Lake.
+    def from_lake(cls, lake: Lake, table_name: str, *, streams: bool = True) -> TimelineData:
+        """Read a table's history and retention, and the streams on it, from a Lake.
 
         Args:
             lake: the Lake holding the table.
             table_name: the table as SQL names it, e.g. ``t``, ``db.s.t`` or
                 ``"My Table"``; it is put into the SQL text unchanged.
+            streams: whether to read the streams on the table: ``SHOW
+                STREAMS`` in every database, and ``SELECT COUNT(*)`` from each
+                stream that is not stale (which moves no offset).
 
         Returns:
             The table's timeline as of ``lake.now()``.
@@ -187,6 +201,7 @@ class TimelineData:
             .collect()
         )
         retention_days = int(parameter["value"])
+        on_table = _streams_on(lake, table_name) if streams else ()
         # Read after the history, so that "now" is not older than any commit.
         now = lake.now().astimezone(dt.timezone.utc)
         horizon = now - dt.timedelta(days=retention_days)
@@ -224,6 +239,7 @@ class TimelineData:
             retention_days=retention_days,
             horizon=horizon,
             now=now,
+            streams=on_table,
         )
 
     @property
@@ -242,8 +258,35 @@ class TimelineData:
                 return entry
         raise KeyError(f"{self.table} has no version {version}")
 
+    def streams_at(self, version: int) -> tuple[StreamInfo, ...]:
+        """The streams whose offset is ``version``: their pending changes are the ones after it."""
+        return tuple(s for s in self.streams if s.offset_version == version)
+
+    @property
+    def stale_streams(self) -> tuple[StreamInfo, ...]:
+        """The streams on the table that are stale."""
+        return tuple(s for s in self.streams if s.stale)
+
     def _repr_html_(self) -> str:
         return timeline_html(self)
+
+
+def _streams_on(lake: Lake, table_name: str) -> tuple[StreamInfo, ...]:
+    """The streams on a table, from ``SHOW STREAMS`` in every database: a stream may live in any schema."""
+    qualified = str(
+        qualified_name(table_reference(table_name), database=lake.current_database, schema=lake.current_schema)
+    )
+    databases = [row["name"] for row in lake.sql("SHOW DATABASES").select("name").collect()]
+    found = [
+        # A stream on a view has an offset on each table the view reads: this one's is the one on the axis.
+        dataclasses.replace(stream, offset_version=stream.offset_on(qualified))
+        for database in databases
+        for stream in read_streams(lake, f"SHOW STREAMS IN DATABASE {sql_name(database)}", table=qualified)
+        # Without a STALE_AFTER the stream's table was dropped or replaced: it
+        # is on an old table of that name, not on this one.
+        if not stream.source_gone
+    ]
+    return tuple(sorted(found, key=lambda s: (s.offset_version if s.offset_version is not None else -1, s.qualified)))
 
 
 def _int_or_none(text: str | None) -> int | None:
@@ -276,9 +319,18 @@ def plot_timeline(data: TimelineData, ax: Axes | None = None, *, spacing: Spacin
     is the retention horizon, and the shaded region left of it holds the
     versions that time travel can no longer reach (drawn faded).
 
+    Under the versions, one lane per stream on the table: a diamond under the
+    version the stream's offset stands at, labelled with its name and pending
+    changes, and a band from there to the current version (the changes a
+    consuming statement would read). A stale stream is a cross in the error
+    colour, with no band; the legend gives each stream's STALE_AFTER.
+
     Artists carry gids for finding them again: ``versions`` (the markers),
     ``files-added`` and ``files-removed`` (the bars), ``version-label``,
-    ``retention-horizon``, ``expired-region`` and, on a time scale, ``now``.
+    ``retention-horizon``, ``expired-region`` and, on a time scale, ``now``;
+    ``stream-offset`` and ``stale-stream-offset`` (one marker per stream,
+    its url the stream's qualified name), ``stream-label``, ``stream-pending``
+    (the bands) and ``stream-lane`` (the line above the lanes).
 
     Args:
         data: what to draw.
@@ -299,9 +351,10 @@ def plot_timeline(data: TimelineData, ax: Axes | None = None, *, spacing: Spacin
         >>> figure.savefig("timeline.png")                              # doctest: +SKIP
     """
     layout = _XLayout.of(data, spacing)
+    drawn = _drawn_streams(data)
     if ax is None:
         width = min(max(7.0, 0.55 * len(data.versions) + 4.5), 16.0)
-        figure = Figure(figsize=(width, 3.8), layout="constrained")
+        figure = Figure(figsize=(width, 3.8 + 0.3 * len(drawn)), layout="constrained")
         ax = figure.add_subplot()
     else:
         # The root figure even when ax sits in a SubFigure (`ax.figure` alone
@@ -331,10 +384,12 @@ def plot_timeline(data: TimelineData, ax: Axes | None = None, *, spacing: Spacin
     ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{abs(value):g}"))
     ax.set_ylabel("files  ↑ added  ↓ removed")
     ax.spines[["top", "right"]].set_visible(False)
+    if drawn:
+        _draw_streams(ax, data, layout, drawn, tallest)
     ax.set_title(
         f"{data.table}: {len(data.versions)} {'version' if len(data.versions) == 1 else 'versions'}, "
         f"current v{data.current.version}, "
-        f"retention {_style.format_days(data.retention_days)}",
+        f"retention {_style.format_days(data.retention_days)}{_streams_phrase(data)}",
         fontsize=10,
         loc="left",
     )
@@ -467,6 +522,74 @@ def _draw_horizon(ax: Axes, data: TimelineData, layout: _XLayout) -> None:
         )
 
 
+def _streams_phrase(data: TimelineData) -> str:
+    """``, 2 streams (1 stale)`` for titles and headers; empty without streams."""
+    if not data.streams:
+        return ""
+    count = len(data.streams)
+    return f", {count} {'stream' if count == 1 else 'streams'} ({len(data.stale_streams)} stale)"
+
+
+def _drawn_streams(data: TimelineData) -> list[StreamInfo]:
+    """The streams whose offset is a version on the axis, in lane order."""
+    versions = {v.version for v in data.versions}
+    return [s for s in data.streams if s.offset_version in versions]
+
+
+# Lanes of stream offsets under the versions, in multiples of the tallest bar.
+_LANE_HEIGHT = 0.45
+
+
+def _draw_streams(ax: Axes, data: TimelineData, layout: _XLayout, drawn: list[StreamInfo], tallest: int) -> None:
+    """One lane per stream under the versions: its offset, its label, and its pending band."""
+    index = {v.version: i for i, v in enumerate(data.versions)}
+    top = -1.35 * tallest
+    lane = _LANE_HEIGHT * tallest
+    current_x = layout.positions[-1]
+    middle = (layout.left + layout.right) / 2
+    ax.axhline(top, color=_style.EXPIRED_SHADE, lw=0.6, zorder=1, gid="stream-lane")
+    for k, stream in enumerate(drawn):
+        assert stream.offset_version is not None  # _drawn_streams keeps only those on the axis
+        x = layout.positions[index[stream.offset_version]]
+        y = top - (k + 0.7) * lane
+        colour = stream_colour(stream)
+        ax.plot([x, x], [y, 0], color=colour, lw=0.7, linestyle=":", alpha=0.7, zorder=1.5)
+        if not stream.stale and current_x > x:
+            ax.plot(
+                [x, current_x], [y, y], color=colour, lw=4, alpha=0.3, solid_capstyle="butt", zorder=2,
+                gid="stream-pending",
+            )
+        marker = ax.scatter(
+            [x],
+            [y],
+            s=60,
+            marker=_style.STALE_STREAM_MARKER if stream.stale else _style.STREAM_MARKER,
+            c=[colour],
+            edgecolors=_style.MARKER_EDGE_COLOUR,
+            linewidths=0.6,
+            zorder=5,
+            gid="stale-stream-offset" if stream.stale else "stream-offset",
+        )
+        marker.set_url(stream.qualified)
+        # Labels point into the plot, so that they stay clear of the legend on the right.
+        on_left = x > middle
+        ax.annotate(
+            stream.summary,
+            (x, y),
+            xytext=(-8 if on_left else 8, 0),
+            textcoords="offset points",
+            ha="right" if on_left else "left",
+            va="center",
+            fontsize=7.5,
+            color=colour,
+            gid="stream-label",
+        )
+    # The lanes below the files: keep the file axis's ticks on the files only.
+    ticks = MaxNLocator(integer=True, symmetric=True).tick_values(-1.35 * tallest, 1.35 * tallest)
+    ax.set_yticks([t for t in ticks if abs(t) <= 1.35 * tallest])
+    ax.set_ylim(top - (len(drawn) + 0.3) * lane, 1.35 * tallest)
+
+
 def _tick_label(timestamp: dt.datetime) -> str:
     day, _, time = _style.format_timestamp(timestamp).removesuffix(" UTC").partition(" ")
     return f"{day}\n{time}"
@@ -494,6 +617,30 @@ def _legend_handles(data: TimelineData) -> list[Any]:
         Line2D([], [], color=_style.HORIZON_COLOUR, linestyle="--", label="retention horizon"),
         Patch(color=_style.EXPIRED_SHADE, alpha=0.15, label="beyond time travel"),
     ]
+    drawn = _drawn_streams(data)
+    # The band is drawn for live streams with changes after their offset (see _draw_streams).
+    if any(not s.stale and s.offset_version != data.current.version for s in drawn):
+        handles.append(
+            Line2D([], [], color=_style.STREAM_COLOUR, lw=4, alpha=0.3, label="stream: changes pending")
+        )
+    # Each stream's STALE_AFTER: when it goes stale unless consumed.
+    for stream in drawn:
+        if stream.stale:
+            when = f"stale since {_style.format_timestamp(stream.stale_after)}" if stream.stale_after else "stale"
+        else:
+            when = f"stale after {_style.format_timestamp(stream.stale_after)}" if stream.stale_after else ""
+        handles.append(
+            Line2D(
+                [],
+                [],
+                linestyle="",
+                marker=_style.STALE_STREAM_MARKER if stream.stale else _style.STREAM_MARKER,
+                markersize=7,
+                markerfacecolor=stream_colour(stream),
+                markeredgecolor=_style.MARKER_EDGE_COLOUR,
+                label=f"{stream.name}: {when}",
+            )
+        )
     return handles
 
 
@@ -501,7 +648,9 @@ def timeline_html(data: TimelineData, *, selected_version: int | None = None) ->
     """The versions as an HTML table, newest first, like ``DESCRIBE HISTORY``.
 
     Versions beyond the retention horizon are faded, and the selected version
-    (if any) is highlighted.
+    (if any) is highlighted. When the table has streams, a ``streams`` column
+    names those whose offset each version is, with their pending changes and
+    STALE_AFTER (or that they are stale).
 
     Args:
         data: what to show.
@@ -531,6 +680,11 @@ def timeline_html(data: TimelineData, *, selected_version: int | None = None) ->
                 f"+{entry.files_added:,}",
                 f"−{entry.files_removed:,}",
                 "within" if entry.within_retention else "expired",
+                *(
+                    [";<br>".join(stream_state_html(s, data.now) for s in data.streams_at(entry.version))]
+                    if data.streams
+                    else []
+                ),
                 # Break opportunities at the dashes, so that the id wraps rather than being cut off.
                 "<code>" + "-<wbr>".join(html.escape(part) for part in (entry.query_id or "").split("-")) + "</code>",
             ]
@@ -539,12 +693,15 @@ def timeline_html(data: TimelineData, *, selected_version: int | None = None) ->
         if entry.version == selected_version:
             style += "font-weight:bold;background:rgba(86,180,233,0.18);"
         styles.append(style)
+    columns = ["version", "committed", "operation", "rows", "+files", "−files", "retention"]
+    columns += ["streams"] if data.streams else []
+    columns += ["query id"]
     return _style.html_table(
-        ["version", "committed", "operation", "rows", "+files", "−files", "retention", "query id"],
+        columns,
         rows,
         row_styles=styles,
         numeric_columns=[3, 4, 5],
-        wrapping_columns=[7],
+        wrapping_columns=[len(columns) - 1],
     )
 
 
@@ -556,12 +713,29 @@ def _header_html(data: TimelineData | None, table_name: str) -> str:
         f"<b>{table}</b> · current version <b>v{data.current.version}</b> · "
         f"{len(data.versions)} {'version' if len(data.versions) == 1 else 'versions'} · "
         f"retention {_style.format_days(data.retention_days)}: "
-        f"time travel reaches back to {_style.format_timestamp(data.horizon)} "
+        f"time travel reaches back to {_style.format_timestamp(data.horizon)}"
+        f"{_streams_header(data)} "
         f"<small>(as of {_style.format_timestamp(data.now)})</small>"
     )
 
 
-def _details_html(entry: VersionEntry) -> str:
+def _streams_header(data: TimelineData) -> str:
+    """`` · streams: S at v2 (3 pending), T at v1 (stale)`` for the header; empty without streams."""
+    if not data.streams:
+        return ""
+    parts = []
+    for stream in data.streams:
+        at = f" at v{stream.offset_version}" if stream.offset_version is not None else ""
+        state = "stale" if stream.stale else ("unreadable" if stream.pending is None else f"{stream.pending:,} pending")
+        parts.append(f"<b>{html.escape(stream.name)}</b>{at} ({state})")
+    return " · streams: " + ", ".join(parts)
+
+
+def _details_html(entry: VersionEntry, data: TimelineData) -> str:
+    here = data.streams_at(entry.version)
+    offsets = (
+        "<div>Stream offsets here: " + "; ".join(stream_state_html(s, data.now) for s in here) + "</div>" if here else ""
+    )
     summary = (
         f"<b>v{entry.version}</b> · {html.escape(entry.operation)} · "
         f"{_style.format_timestamp(entry.timestamp)} · "
@@ -569,7 +743,7 @@ def _details_html(entry: VersionEntry) -> str:
         f"+{_style.format_bytes(entry.bytes_added)} / −{_style.format_bytes(entry.bytes_removed)}"
     )
     return (
-        f"<div>{summary}</div>"
+        f"<div>{summary}</div>{offsets}"
         '<div style="display:flex;gap:2em;flex-wrap:wrap;align-items:flex-start;">'
         f"<div>{_style.key_value_table('operationParameters', entry.parameters)}</div>"
         f"<div>{_style.key_value_table('operationMetrics', entry.metrics)}</div>"
@@ -580,11 +754,12 @@ def _details_html(entry: VersionEntry) -> str:
 class VersionTimeline(LiveWidget[TimelineData]):
     """A live timeline of one table's versions, for notebooks.
 
-    Shows a header (table, current version, retention), a refresh button, a
-    version picker with the picked version's operationParameters and
-    operationMetrics, the versions as an HTML table, and :func:`plot_timeline`'s
-    figure. Where widgets cannot run (nbval, GitHub, PDF exports) it renders
-    as static HTML and PNG instead.
+    Shows a header (table, current version, retention, the streams on it), a
+    refresh button, a version picker with the picked version's
+    operationParameters and operationMetrics (and the streams whose offset it
+    is), the versions as an HTML table, and :func:`plot_timeline`'s figure.
+    Where widgets cannot run (nbval, GitHub, PDF exports) it renders as
+    static HTML and PNG instead.
 
     When a refresh fails (the table was dropped, say), the widget says so in
     its status line and shows no versions until a refresh succeeds; see
@@ -685,7 +860,7 @@ class VersionTimeline(LiveWidget[TimelineData]):
         if self.data is None or self.version_picker.value is None:
             return
         selected = self.version_picker.value
-        self.details.value = _details_html(self.data.entry(selected))
+        self.details.value = _details_html(self.data.entry(selected), self.data)
         self.table.value = timeline_html(self.data, selected_version=selected)
 
     def _on_version_picked(self, _change: Mapping[str, Any]) -> None:
