@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from lakeclone import timetravel
-from lakeclone.catalog.entries import HiddenOutcome
+from lakeclone.catalog.entries import HiddenOutcome, TableLock
 from lakeclone.catalog.names import QualifiedName, table_name
 from lakeclone.catalog.parameters import RETENTION
 from lakeclone.errors import DataNotAvailableError, ObjectNotFoundError, SqlCompilationError, StatementNotFoundError
@@ -145,16 +145,19 @@ class Tables:
         unchanged around the read of the log means no transaction wrote
         anything that read could see.
         """
-        transaction = self.session.transaction
         while True:
             epoch, lock = self.catalog.transaction_lock(entry.id)
-            mine = lock is not None and transaction is not None and lock.transaction_id == transaction.id
-            if lock is not None and not mine:
+            if lock is not None and not self._mine(lock):
                 assert lock.base_version is not None
                 return lock.base_version
             version = self.log(entry).version()
-            if mine or self.catalog.lock_epoch(entry.id) == epoch:
+            if lock is not None or self.catalog.lock_epoch(entry.id) == epoch:
                 return version
+
+    def _mine(self, lock: TableLock) -> bool:
+        """Whether ``lock`` is this session's open transaction's."""
+        transaction = self.session.transaction
+        return transaction is not None and lock.transaction_id == transaction.id
 
     def stream_end(self, entry: TableEntry) -> int:
         """The version a stream's changes on ``entry`` run to: now, or, inside a transaction, when it began."""
@@ -209,7 +212,8 @@ class Tables:
                     f"Version {version} of table {entry.name} was never committed: the transaction that wrote it {how}; "
                     f"version {hidden.base_version} holds what was committed."
                 )
-        if version > self.current_version(entry):
+        _, lock = self.catalog.transaction_lock(entry.id)
+        if lock is not None and not self._mine(lock) and lock.base_version is not None and version > lock.base_version:
             raise SqlCompilationError(
                 f"Version {version} of table {entry.name} is not committed yet: another session's transaction is writing it."
             )

@@ -34,7 +34,7 @@ from sqlglot import exp
 
 from lakeclone.catalog.entries import Consumption
 from lakeclone.catalog.sessions import is_alive
-from lakeclone.errors import ConcurrentWriteError, LakecloneError
+from lakeclone.errors import ConcurrentWriteError, InternalError, LakecloneError
 
 if TYPE_CHECKING:
     from lakeclone.catalog.store import Catalog
@@ -69,7 +69,7 @@ def before_commit(execution: Execution, target: str | None) -> None:
     if not reads or not consumes(execution):
         return
     if target is None:
-        raise LakecloneError("Internal error in lakeclone (a consuming statement commits to no known table); please report it.")
+        raise InternalError(AssertionError("a consuming statement commits to no known table"))
     catalog = execution.catalog
     # Inside a transaction the record is the transaction's: it holds the stream until COMMIT or ROLLBACK.
     transaction = execution.session.transaction
