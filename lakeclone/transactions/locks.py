@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from lakeclone.catalog.entries import TableLock
 from lakeclone.catalog.sessions import is_alive
 from lakeclone.errors import LakecloneError
+from lakeclone.transactions import lifecycle
 
 if TYPE_CHECKING:
     from lakeclone.catalog.entries import TableEntry
@@ -43,8 +44,6 @@ def lock_target(execution: Execution, target: str | None) -> None:
 
 def acquire(execution: Execution, entry: TableEntry) -> None:
     """Lock ``entry`` for this statement (autocommit) or this session's transaction, waiting for other sessions."""
-    from lakeclone.transactions import lifecycle
-
     catalog = execution.catalog
     session_id = execution.executor.session.id
     warehouse = execution.lake.warehouse
