@@ -9,7 +9,9 @@ files need reading: the cost follows what the commits touched, not the
 table's size. Delta's row tracking gives each row a stable id and the version
 that last changed it, so a row found on both sides with the same commit
 version did not change (OPTIMIZE moved it), and one with a newer commit
-version was updated.
+version was updated. A file on both sides with different deletion vectors is
+narrowed to the rows one vector hides and the other does not
+(:mod:`lakeclone.delta.vectors`): its other rows are the same on both sides.
 
 Reading a chosen set of files with their deletion vectors and row ids is not
 in Delta's public API; :func:`files_frame` uses ``DeltaLog.createDataFrame``,
@@ -98,6 +100,37 @@ def file_changes(log: TableLog, start: int, end: int) -> FileChanges:
     changes.removed = [_as_add(remove) for remove in removed.values()]
     changes.added = list(added.values())
     return changes
+
+
+def narrowed(log: TableLog, changes: FileChanges) -> FileChanges:
+    """``changes`` with each file whose deletion vector changed reduced to the rows that vector change hid or showed.
+
+    The rows a file shows on both sides are the same rows, unchanged, so only
+    those newly hidden (on the old side) and newly shown (on the new side) can
+    be changes. A file whose statistics lack its row count stays whole.
+    """
+    from lakeclone.delta.vectors import DeletionVectors
+
+    before = {add["path"]: add for add in changes.removed}
+    after = {add["path"]: add for add in changes.added}
+    rewritten = before.keys() & after.keys()
+    if not rewritten:
+        return changes
+    vectors = DeletionVectors(log)
+    removed = [add for add in changes.removed if add["path"] not in rewritten]
+    added = [add for add in changes.added if add["path"] not in rewritten]
+    for path in sorted(rewritten):
+        try:
+            hidden, shown = vectors.only(before[path], after[path])
+        except ValueError:
+            removed.append(before[path])
+            added.append(after[path])
+            continue
+        removed.extend([hidden] if hidden is not None else [])
+        added.extend([shown] if shown is not None else [])
+    return FileChanges(
+        changes.start, changes.end, removed, added, appended=changes.appended, data_changed=changes.data_changed
+    )
 
 
 def _as_add(remove: Mapping[str, Any]) -> dict[str, Any]:

@@ -20,10 +20,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lakeclone.catalog.entries import StreamMode
-from lakeclone.delta.changes import BASE_ROW_ID, ROW_COMMIT_VERSION, ROW_ID, file_changes, files_frame
+from lakeclone.delta.changes import BASE_ROW_ID, ROW_COMMIT_VERSION, ROW_ID, file_changes, files_frame, narrowed
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import DataFrame
 
     from lakeclone.delta.changes import FileChanges
     from lakeclone.delta.log import TableLog
@@ -46,6 +46,7 @@ def changes(log: TableLog, start: int, end: int, mode: StreamMode) -> DataFrame:
         if fresh is None:
             return _empty(log, end, columns)
         return _records(fresh, columns, INSERT, is_update=False)
+    found = narrowed(log, found)
     if not found.removed and not found.added:
         return _empty(log, end, columns)
     if not found.removed:
@@ -62,7 +63,7 @@ def appended_rows(log: TableLog, found: FileChanges) -> DataFrame | None:
     frame = files_frame(log, found.appended, version=found.end)
     # A file holds fresh rows (ids from its base row id up) and, when an
     # UPDATE or MERGE wrote it, rows that kept older ids.
-    return frame.where(_column(ROW_ID) >= _column(BASE_ROW_ID))
+    return frame.where(f"{ROW_ID} >= {BASE_ROW_ID}")
 
 
 def initial_rows(log: TableLog, version: int) -> DataFrame:
@@ -70,66 +71,54 @@ def initial_rows(log: TableLog, version: int) -> DataFrame:
     return _records(log.frame(version), log.schema(version).fieldNames(), INSERT, is_update=False)
 
 
-def _column(name: str) -> Column:
-    from pyspark.sql import functions as F
-
-    return F.col(name)
-
-
 def _quoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def _records(frame: DataFrame, columns: list[str], action: str, *, is_update: bool) -> DataFrame:
-    from pyspark.sql import functions as F
+# The frames below are built from SQL expression text, a handful of calls into
+# the JVM, where Column objects would take one call per function and column.
 
-    return frame.select(
-        *[F.col(_quoted(c)) for c in columns],
-        F.lit(action).alias(ACTION),
-        F.lit(is_update).alias(IS_UPDATE),
-        F.col(ROW_ID).cast("string").alias(ROW_ID_COLUMN),
+
+def _records(frame: DataFrame, columns: list[str], action: str, *, is_update: bool) -> DataFrame:
+    return frame.selectExpr(
+        *[_quoted(c) for c in columns],
+        f"'{action}' AS {_quoted(ACTION)}",
+        f"{str(is_update).upper()} AS {_quoted(IS_UPDATE)}",
+        f"CAST({ROW_ID} AS STRING) AS {_quoted(ROW_ID_COLUMN)}",
     )
 
 
 def _net(old: DataFrame, new: DataFrame, columns: list[str]) -> DataFrame:
     """Old and new rows joined on their row ids: one pass, each pair giving a DELETE, an INSERT, both or nothing."""
-    from pyspark.sql import functions as F
+    row = f"STRUCT({', '.join(_quoted(c) for c in columns)})"
 
-    def side(frame: DataFrame) -> DataFrame:
-        return frame.select(
-            F.col(ROW_ID).alias("rid"),
-            F.col(ROW_COMMIT_VERSION).alias("rcv"),
-            F.struct(*[F.col(_quoted(c)) for c in columns]).alias("row"),
-        )
+    def side(frame: DataFrame, prefix: str) -> DataFrame:
+        return frame.selectExpr(f"{ROW_ID} AS rid", f"{ROW_COMMIT_VERSION} AS {prefix}_rcv", f"{row} AS {prefix}_row")
 
-    joined = side(old).alias("o").join(side(new).alias("n"), "rid", "full_outer")
-    old_version, new_version = F.col("o.rcv"), F.col("n.rcv")
-    changed = old_version.isNull() | new_version.isNull() | (old_version != new_version)
-
-    def record(row: str, version: Column, other: Column, action: str) -> Column:
-        return F.when(
-            version.isNotNull() & changed,
-            F.struct(F.col(row).alias("row"), F.lit(action).alias("action"), other.isNotNull().alias("update")),
-        )
-
-    deleted = record("o.row", old_version, new_version, DELETE)
-    inserted = record("n.row", new_version, old_version, INSERT)
-    records = joined.select(F.col("rid"), F.explode(F.array(deleted, inserted)).alias("r")).where(F.col("r").isNotNull())
-    return records.select(
-        *[F.col("r.row").getField(c).alias(c) for c in columns],
-        F.col("r.action").alias(ACTION),
-        F.col("r.update").alias(IS_UPDATE),
-        F.col("rid").cast("string").alias(ROW_ID_COLUMN),
+    changed = "(o_rcv IS NULL OR n_rcv IS NULL OR o_rcv <> n_rcv)"
+    deleted = (
+        f"CASE WHEN o_rcv IS NOT NULL AND {changed} "
+        f"THEN STRUCT(o_row AS row, '{DELETE}' AS action, n_rcv IS NOT NULL AS is_update) END"
+    )
+    inserted = (
+        f"CASE WHEN n_rcv IS NOT NULL AND {changed} "
+        f"THEN STRUCT(n_row AS row, '{INSERT}' AS action, o_rcv IS NOT NULL AS is_update) END"
+    )
+    joined = side(old, "o").join(side(new, "n"), "rid", "full_outer")
+    records = joined.selectExpr("rid", f"EXPLODE(ARRAY({deleted}, {inserted})) AS r").where("r IS NOT NULL")
+    return records.selectExpr(
+        *[f"r.row.{_quoted(c)} AS {_quoted(c)}" for c in columns],
+        f"r.action AS {_quoted(ACTION)}",
+        f"r.is_update AS {_quoted(IS_UPDATE)}",
+        f"CAST(rid AS STRING) AS {_quoted(ROW_ID_COLUMN)}",
     )
 
 
 def _empty(log: TableLog, version: int, columns: list[str]) -> DataFrame:
-    from pyspark.sql import functions as F
-
     frame = log.frame(version).limit(0)
-    return frame.select(
-        *[F.col(_quoted(c)) for c in columns],
-        F.lit(INSERT).alias(ACTION),
-        F.lit(False).alias(IS_UPDATE),
-        F.lit("").alias(ROW_ID_COLUMN),
+    return frame.selectExpr(
+        *[_quoted(c) for c in columns],
+        f"'{INSERT}' AS {_quoted(ACTION)}",
+        f"FALSE AS {_quoted(IS_UPDATE)}",
+        f"'' AS {_quoted(ROW_ID_COLUMN)}",
     )
