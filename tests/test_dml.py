@@ -308,6 +308,28 @@ def test_merge_with_two_source_rows_for_one_target_row_fails(people: lakeclone.L
     )
 
 
+def test_merge_takes_a_second_source_row_that_meets_no_matched_clause(people: lakeclone.Lake) -> None:
+    # Snowflake's rule: only source rows that would change the target row count; Delta alone refuses this one.
+    source = "SELECT 1 AS id, 'new' AS op, 31 AS age UNION ALL SELECT 1, 'old', 30 UNION ALL SELECT 8, 'new', 8"
+    assert result(
+        people,
+        f"MERGE INTO people p USING ({source}) s ON p.id = s.id "
+        "WHEN MATCHED AND s.op = 'new' THEN UPDATE SET age = s.age "
+        "WHEN NOT MATCHED AND s.op = 'new' THEN INSERT (id, age) VALUES (s.id, s.age)",
+    ) == {"number of rows inserted": 1, "number of rows updated": 1, "number of rows deleted": 0}
+    assert rows(people, "SELECT id, age FROM people") == [(1, 31), (2, 40), (3, 50), (8, 8)]
+
+
+def test_merge_with_two_source_rows_acting_on_one_target_row_fails_under_snowflakes_rule_too(people: lakeclone.Lake) -> None:
+    unchanged_after(
+        people,
+        "PEOPLE",
+        "MERGE INTO people p USING (SELECT 1 AS id, 5 AS age UNION ALL SELECT 1, 6 UNION ALL SELECT 2, 0) s ON p.id = s.id "
+        "WHEN MATCHED AND s.age > 0 THEN UPDATE SET age = s.age WHEN MATCHED AND s.age = 0 THEN DELETE",
+        "Duplicate row detected during DML action",
+    )
+
+
 def test_not_null_violation_in_merge_changes_nothing(people: lakeclone.Lake) -> None:
     unchanged_after(
         people,

@@ -144,6 +144,24 @@ def test_where_false_advances_without_consuming_rows(raw: lakeclone.Lake) -> Non
     assert rows(raw, "SELECT * FROM sink") == []
 
 
+def test_snowflakes_stream_merge_applies_updates_deletes_and_inserts(raw: lakeclone.Lake) -> None:
+    # The MERGE Snowflake's documentation writes on a stream: an update's DELETE half meets no clause.
+    raw.sql("CREATE TABLE cur (id INT, v STRING)")
+    raw.sql("INSERT INTO cur VALUES (1, 'a'), (2, 'b')")
+    raw.sql("UPDATE raw SET v = 'A' WHERE id = 1")
+    raw.sql("DELETE FROM raw WHERE id = 2")
+    raw.sql("INSERT INTO raw VALUES (3, 'c')")
+    merged = raw.sql(
+        "MERGE INTO cur c USING s ON c.id = s.id "
+        "WHEN MATCHED AND s.METADATA$ACTION = 'DELETE' AND NOT s.METADATA$ISUPDATE THEN DELETE "
+        "WHEN MATCHED AND s.METADATA$ACTION = 'INSERT' AND s.METADATA$ISUPDATE THEN UPDATE SET v = s.v "
+        "WHEN NOT MATCHED AND s.METADATA$ACTION = 'INSERT' THEN INSERT (id, v) VALUES (s.id, s.v)"
+    ).first()
+    assert tuple(merged) == (1, 1, 1)
+    assert rows(raw, "SELECT * FROM cur") == [(1, "A"), (3, "c")]
+    assert changes(raw, "s") == []
+
+
 @pytest.mark.parametrize(
     "consume",
     [

@@ -9,7 +9,7 @@ lakeclone's metadata into the commit.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from lakeclone.delta.log import sql_name
@@ -151,6 +151,31 @@ class Merge:
     source_alias: str
     on: str
     clauses: tuple[MergeClause, ...]
+
+    def without_idle_matches(self) -> Merge | None:
+        """This MERGE without the source rows that join a target row but meet no WHEN MATCHED condition.
+
+        Snowflake counts a target row as matched twice only when two source rows
+        would both change it; Delta counts every source row its ON joins. A source
+        row that joins a target row and meets no WHEN MATCHED condition changes
+        nothing (and no WHEN NOT MATCHED clause can take it), so leaving it out
+        changes no result and brings Delta's check to Snowflake's rule.
+
+        Returns:
+            None when a WHEN MATCHED clause has no condition (every joined row acts) or there is none.
+        """
+        conditions = [clause.condition for clause in self.clauses if clause.matched]
+        if not conditions or any(condition is None for condition in conditions):
+            return None
+        target = f"{sql_name(self.location)} AS {quoted(self.alias)}"
+        source = quoted(self.source_alias)
+        acts = " OR ".join(f"({condition})" for condition in conditions)
+        kept = (
+            f"(SELECT {source}.* FROM {self.source} AS {source} "
+            f"WHERE NOT EXISTS (SELECT 1 FROM {target} WHERE {self.on}) "
+            f"OR EXISTS (SELECT 1 FROM {target} WHERE ({self.on}) AND ({acts})))"
+        )
+        return replace(self, source=kept)
 
     def sql(self) -> str:
         whens = " ".join(clause.sql() for clause in self.clauses)

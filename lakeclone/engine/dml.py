@@ -18,7 +18,8 @@ from lakeclone.engine import registry, results
 from lakeclone.engine.compiler import bind_tables, check_table_clauses, spark_sql, to_spark
 from lakeclone.engine.schema import conform
 from lakeclone.engine.work import Rewrite
-from lakeclone.errors import SqlCompilationError, UnsupportedStatementError
+from lakeclone.errors import ExecutionError, SqlCompilationError, UnsupportedStatementError
+from lakeclone.spark_errors import DUPLICATE_MERGE_MATCH, spark_errors
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -205,7 +206,7 @@ def merge(execution: Execution) -> DataFrame:
             execution, target.entry, target.schema, to_spark(reference), statement
         )
     with execution.work.delta(parameters=_predicate(expression.args["on"]), rewrite=target.rewrite):
-        counts = statements.merge(execution.spark, statement)
+        counts = _merge_by_snowflakes_rule(execution, statement)
     _after(execution, target)
     return results.counts(
         execution.spark,
@@ -215,6 +216,25 @@ def merge(execution: Execution) -> DataFrame:
             ("number of rows deleted", counts.deleted),
         ],
     )
+
+
+def _merge_by_snowflakes_rule(execution: Execution, statement: statements.Merge) -> statements.MergeCounts:
+    """Run a MERGE; when Delta refuses a target row that several source rows join, run it once more without the idle ones.
+
+    Delta refuses before it commits, so the first try changes nothing. The
+    second leaves out source rows that join a target row but meet no WHEN
+    MATCHED condition (:meth:`~lakeclone.delta.statements.Merge.without_idle_matches`),
+    as Snowflake does: a stream's update pair, whose DELETE half no clause takes,
+    then merges. Where two rows really would change one target row, the error stands.
+    """
+    try:
+        with spark_errors():
+            return statements.merge(execution.spark, statement)
+    except ExecutionError as error:
+        narrowed = statement.without_idle_matches()
+        if DUPLICATE_MERGE_MATCH not in str(error) or narrowed is None:
+            raise
+    return statements.merge(execution.spark, narrowed)
 
 
 def _source(source: exp.Expression, execution: Execution) -> tuple[str, str]:
