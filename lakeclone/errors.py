@@ -96,6 +96,17 @@ class ObjectNotFoundError(SqlCompilationError):
         super().__init__(f"{kind} '{name}' does not exist or not authorized.")
 
 
+class InsufficientPrivilegesError(SqlCompilationError):
+    """The current role sees an object but lacks the privilege a statement needs on it."""
+
+    prefix = "SQL access control error:\n"
+
+    def __init__(self, kind: str, name: str) -> None:
+        self.kind = kind
+        self.name = name
+        super().__init__(f"Insufficient privileges to operate on {kind.lower()} '{name}'")
+
+
 class ObjectExistsError(SqlCompilationError):
     """``CREATE`` of a name that is taken, without ``OR REPLACE`` or ``IF NOT EXISTS``."""
 

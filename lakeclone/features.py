@@ -8,6 +8,8 @@ from __future__ import annotations
 import importlib
 
 FEATURES = (
+    # First: its check runs before every other feature's hooks, so a denied statement changes nothing.
+    "lakeclone.access",
     "lakeclone.sequences",
     "lakeclone.constraints",
     "lakeclone.clustering",

@@ -34,6 +34,8 @@ def connect(
     *,
     catalog: str | os.PathLike[str] | None = None,
     progress: bool | None = None,
+    user: str | None = None,
+    role: str | None = None,
 ) -> Lake:
     """Open (creating if needed) a warehouse and start a SQL session on it.
 
@@ -59,6 +61,10 @@ def connect(
         progress: where statements show Spark's progress: None (the default)
             in a Jupyter notebook only, True in a terminal (on stderr) too,
             False nowhere.
+        user: who signs in; None is the warehouse's administrator, whose
+            default role ACCOUNTADMIN may do everything.
+        role: the session's role, which must be granted to the user. Defaults to
+            ACCOUNTADMIN for the administrator and PUBLIC for anyone else.
 
     Returns:
         The Lake, which also becomes the one ``%%lsql`` cells use.
@@ -95,7 +101,7 @@ def connect(
         with status("Starting Spark…", progress) if starting else contextlib.nullcontext():
             session = embedded_spark()
     prepare(session)
-    lake = Lake(folder, location, session, clock or system_clock, progress=progress)
+    lake = Lake(folder, location, session, clock or system_clock, progress=progress, user=user, role=role)
     global _latest
     _latest = lake
     return lake
@@ -125,7 +131,15 @@ class Lake:
     """
 
     def __init__(
-        self, warehouse: Path, location: str, spark: SparkSession, clock: Clock, *, progress: bool | None = None
+        self,
+        warehouse: Path,
+        location: str,
+        spark: SparkSession,
+        clock: Clock,
+        *,
+        progress: bool | None = None,
+        user: str | None = None,
+        role: str | None = None,
     ) -> None:
         from lakeclone import features
         from lakeclone.engine.executor import Executor
@@ -136,6 +150,8 @@ class Lake:
         self.spark = spark
         self.clock = clock
         self.progress = progress
+        self.user = user
+        self.role = role
         self.lock_timeout = LOCK_TIMEOUT_SECONDS
         storage = Storage(spark)
         self.location = storage.qualify(location)
@@ -186,7 +202,7 @@ class Lake:
         from lakeclone.vacuum.plan import plan_for
 
         with spark_errors():
-            return plan_for(self._executor, self._executor.resolve(name), retain_hours=retain_hours)
+            return plan_for(self._executor, self._executor.resolve(name, privilege="MODIFY"), retain_hours=retain_hours)
 
     @property
     def last_query_id(self) -> str | None:

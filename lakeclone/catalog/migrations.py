@@ -230,6 +230,83 @@ CREATE TABLE hidden_versions (
 );
 """
 
+# Users, roles and grants. A new warehouse, and one written before access
+# control, gets the administrator user with ACCOUNTADMIN (above SYSADMIN), and
+# every object that exists is owned by ACCOUNTADMIN. An object with no
+# ownership row (the default database, created before any statement runs) is
+# ACCOUNTADMIN's too: see lakeclone.catalog.access.
+ACCESS = """
+CREATE TABLE users (
+    name TEXT PRIMARY KEY,
+    created_at TEXT NOT NULL
+);
+
+CREATE TABLE roles (
+    name TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+
+CREATE TABLE role_grants (
+    role TEXT NOT NULL REFERENCES roles(name),
+    grantee_kind TEXT NOT NULL CHECK (grantee_kind IN ('USER', 'ROLE')),
+    grantee TEXT NOT NULL,
+    granted_by TEXT NOT NULL,
+    PRIMARY KEY (role, grantee_kind, grantee)
+);
+
+CREATE TABLE grants (
+    object_kind TEXT NOT NULL,
+    object_id TEXT NOT NULL,
+    privilege TEXT NOT NULL,
+    role TEXT NOT NULL REFERENCES roles(name),
+    grant_option INTEGER NOT NULL DEFAULT 0,
+    granted_by TEXT NOT NULL,
+    PRIMARY KEY (object_kind, object_id, privilege, role)
+);
+CREATE INDEX grants_role ON grants(role);
+
+CREATE TABLE future_grants (
+    container_kind TEXT NOT NULL CHECK (container_kind IN ('SCHEMA', 'DATABASE')),
+    container_id TEXT NOT NULL,
+    object_kind TEXT NOT NULL,
+    privilege TEXT NOT NULL,
+    role TEXT NOT NULL REFERENCES roles(name),
+    grant_option INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (container_kind, container_id, object_kind, privilege, role)
+);
+
+CREATE TABLE ownership (
+    object_kind TEXT NOT NULL,
+    object_id TEXT NOT NULL,
+    role TEXT NOT NULL REFERENCES roles(name),
+    PRIMARY KEY (object_kind, object_id)
+);
+
+INSERT INTO users (name, created_at) VALUES ('ADMIN', '1970-01-01T00:00:00.000000Z');
+INSERT INTO roles (name, owner, created_at) VALUES
+    ('ACCOUNTADMIN', 'ACCOUNTADMIN', '1970-01-01T00:00:00.000000Z'),
+    ('SYSADMIN', 'ACCOUNTADMIN', '1970-01-01T00:00:00.000000Z'),
+    ('PUBLIC', 'ACCOUNTADMIN', '1970-01-01T00:00:00.000000Z');
+INSERT INTO role_grants (role, grantee_kind, grantee, granted_by) VALUES
+    ('ACCOUNTADMIN', 'USER', 'ADMIN', 'ACCOUNTADMIN'),
+    ('SYSADMIN', 'ROLE', 'ACCOUNTADMIN', 'ACCOUNTADMIN');
+INSERT INTO grants (object_kind, object_id, privilege, role, grant_option, granted_by) VALUES
+    ('ACCOUNT', '', 'CREATE DATABASE', 'SYSADMIN', 0, 'ACCOUNTADMIN');
+INSERT INTO ownership (object_kind, object_id, role)
+    SELECT 'DATABASE', id, 'ACCOUNTADMIN' FROM databases;
+INSERT INTO ownership (object_kind, object_id, role)
+    SELECT 'SCHEMA', id, 'ACCOUNTADMIN' FROM schemas;
+INSERT INTO ownership (object_kind, object_id, role)
+    SELECT 'TABLE', id, 'ACCOUNTADMIN' FROM tables;
+INSERT INTO ownership (object_kind, object_id, role)
+    SELECT 'VIEW', id, 'ACCOUNTADMIN' FROM views;
+INSERT INTO ownership (object_kind, object_id, role)
+    SELECT 'STREAM', id, 'ACCOUNTADMIN' FROM streams;
+INSERT INTO ownership (object_kind, object_id, role)
+    SELECT 'SEQUENCE', id, 'ACCOUNTADMIN' FROM sequences
+"""
+
 Migration = Callable[[sqlite3.Connection], None]
 
 
@@ -248,6 +325,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _script(STREAMS),
     _script(VIEWS),
     _script(TRANSACTIONS),
+    _script(ACCESS),
 )
 """Migration ``n`` (1-based) brings a catalog from user_version ``n - 1`` to ``n``."""
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from lakeclone.catalog.access import AccessStore
 from lakeclone.catalog.db import CatalogBusyError, parse_timestamp, timestamp_text
 from lakeclone.catalog.definitions import DefinitionStore
 from lakeclone.catalog.entries import (
@@ -63,9 +64,11 @@ __all__ = [
 
 
 class Catalog(
+    AccessStore,
     ObjectStore, ParameterStore, QueryStore, SequenceStore, DefinitionStore, StreamStore, ViewStore, TransactionStore
 ):
-    """The catalog of one warehouse: objects, parameters, statements, sequences, definitions, streams, views, transactions."""
+    """The catalog of one warehouse: objects, parameters, statements, sequences, definitions, streams, views,
+    transactions, access control."""
 
     def horizon(self, table: TableEntry, now: dt.datetime) -> dt.datetime:
         """The oldest moment time travel on ``table`` reaches: its retention window, or a VACUUM that kept less."""

@@ -111,3 +111,60 @@ class CreateStream(exp.Expression):
         "show_initial_rows": False,
         "comment": False,
     }
+
+
+class CreatePrincipal(exp.Expression):
+    """``CREATE [OR REPLACE] {USER | ROLE} [IF NOT EXISTS] name``: ``kind`` is ``"USER"`` or ``"ROLE"``."""
+
+    arg_types = {"this": True, "kind": True, "replace": False, "exists": False}
+
+
+class DropPrincipal(exp.Expression):
+    """``DROP {USER | ROLE} [IF EXISTS] name``."""
+
+    arg_types = {"this": True, "kind": True, "exists": False}
+
+
+class GrantRole(exp.Expression):
+    """``GRANT ROLE r TO {USER | ROLE} x`` (``revoke`` unset) or ``REVOKE ROLE r FROM {USER | ROLE} x``.
+
+    ``this`` is the granted role, ``kind`` the grantee's kind and ``to`` the grantee.
+    """
+
+    arg_types = {"this": True, "kind": True, "to": True, "revoke": False}
+
+
+class GrantPrivileges(exp.Expression):
+    """``GRANT privileges ON target TO ROLE r [WITH GRANT OPTION]`` and its ``REVOKE … FROM ROLE r``.
+
+    ``expressions`` are the privileges as :class:`sqlglot.exp.Var` (``"CREATE TABLE"``),
+    ``kind`` the securable's kind (``"TABLE"``, ``"SCHEMA"``, ``"ACCOUNT"``, ...),
+    ``this`` the securable (absent for ``ACCOUNT``), ``scope`` ``"ALL"`` or ``"FUTURE"``
+    for ``ON ALL|FUTURE TABLES IN SCHEMA s`` (``kind`` is then the objects' kind and
+    ``container`` ``"SCHEMA"`` or ``"DATABASE"``), ``to`` the role. ``copy_grants``
+    is ``COPY CURRENT GRANTS`` of a ``GRANT OWNERSHIP``; ``grant_option`` is
+    ``WITH GRANT OPTION``, or a REVOKE's ``GRANT OPTION FOR``.
+    """
+
+    arg_types = {
+        "expressions": True,
+        "kind": True,
+        "this": False,
+        "scope": False,
+        "container": False,
+        "to": True,
+        "grant_option": False,
+        "copy_grants": False,
+        "revoke": False,
+    }
+
+
+class ShowGrants(exp.Expression):
+    """``SHOW GRANTS ON kind x``, ``SHOW GRANTS TO {ROLE | USER} x``, ``SHOW FUTURE GRANTS IN SCHEMA s``.
+
+    ``on`` is the object's kind with ``this`` the object (a table reference), or
+    ``to`` the principal's kind with ``this`` its name; ``future`` marks the
+    future-grants form, whose ``on`` is ``"SCHEMA"``.
+    """
+
+    arg_types = {"this": False, "on": False, "to": False, "future": False}

@@ -21,6 +21,7 @@ from sqlglot.parsers.snowflake import _show_parser
 from sqlglot.tokens import Token, TokenType
 from sqlglot.trie import new_trie
 
+from lakeclone.dialect import access
 from lakeclone.dialect.expressions import (
     AlterClustering,
     AlterRecluster,
@@ -79,7 +80,7 @@ _CONTAINER_ACTIONS: dict[str, AlterActionParser] = {
 }
 
 
-class LsqlParser(Snowflake.Parser):
+class LsqlParser(access.AccessParser):
     """Snowflake's parser with lsql's statements and a strict statement grammar."""
 
     # Statements whose keyword is a plain word rather than a token type.
@@ -105,6 +106,9 @@ class LsqlParser(Snowflake.Parser):
         "STREAMS": _show_parser("STREAMS"),
         "TERSE STREAMS": _show_parser("STREAMS", terse=True),
         "TRANSACTIONS": _show_parser("TRANSACTIONS"),
+        "ROLES": _show_parser("ROLES"),
+        "USERS": _show_parser("USERS"),
+        **access.SHOW_PARSERS,
     }
 
     # Options of CREATE STREAM, each a boolean.
@@ -450,6 +454,7 @@ class LsqlGenerator(Snowflake.Generator):
 
     TRANSFORMS = {
         **Snowflake.Generator.TRANSFORMS,
+        **access.TRANSFORMS,
         AlterClustering: _alter_clustering_sql,
         AlterRecluster: _alter_recluster_sql,
         CreateStream: _create_stream_sql,

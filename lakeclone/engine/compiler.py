@@ -54,10 +54,18 @@ def bind_tables(expression: Bound, tables: Tables) -> Bound:
 def bind_session_functions(expression: exp.Expr, tables: Tables) -> None:
     """Replace, in place, the session functions in ``expression`` by their values for the statement.
 
-    CURRENT_DATABASE() and CURRENT_SCHEMA() answer from lakeclone's session,
+    CURRENT_DATABASE(), CURRENT_SCHEMA(), CURRENT_ROLE() and CURRENT_USER() answer from lakeclone's session,
     CURRENT_DATE and CURRENT_TIMESTAMP from the Lake's clock, not Spark's.
     """
-    for node in list(expression.find_all(exp.CurrentDatabase, exp.CurrentSchema, exp.CurrentTimestamp, exp.CurrentDate)):
+    session_functions = (
+        exp.CurrentDatabase,
+        exp.CurrentSchema,
+        exp.CurrentTimestamp,
+        exp.CurrentDate,
+        exp.CurrentRole,
+        exp.CurrentUser,
+    )
+    for node in list(expression.find_all(*session_functions)):
         value = _session_value(node, tables)
         if isinstance(node.parent, exp.Select) and node.arg_key == "expressions":
             # Snowflake names such a column after the call: CURRENT_DATABASE().
@@ -122,6 +130,10 @@ def _session_value(node: exp.Expr, tables: Tables) -> exp.Expr:
         return exp.Literal.string(tables.session.database) if tables.session.database else exp.null()
     if isinstance(node, exp.CurrentSchema):
         return exp.Literal.string(tables.session.schema) if tables.session.schema else exp.null()
+    if isinstance(node, exp.CurrentRole):
+        return exp.Literal.string(tables.session.role)
+    if isinstance(node, exp.CurrentUser):
+        return exp.Literal.string(tables.session.user)
     moment = tables.now.astimezone(dt.timezone.utc)
     if isinstance(node, exp.CurrentDate):
         return exp.cast(exp.Literal.string(moment.date().isoformat()), exp.DataType.Type.DATE)

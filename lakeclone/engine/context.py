@@ -6,6 +6,8 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from lakeclone.catalog.access import ACCOUNTADMIN, ADMINISTRATOR
+
 if TYPE_CHECKING:
     from lakeclone.catalog.entries import StreamEntry
     from lakeclone.engine.tables import StreamRead
@@ -36,8 +38,15 @@ class OpenTransaction:
 
 @dataclass
 class SessionContext:
-    """The current database and schema that unqualified names resolve in, and the open transaction."""
+    """The current database and schema that unqualified names resolve in, the open transaction, who is signed in.
+
+    Attributes:
+        user: the signed-in user; the administrator unless ``connect(user=…)`` named another.
+        role: the current role (``USE ROLE``), whose privileges every statement is checked against.
+    """
 
     database: str | None
     schema: str | None
     transaction: OpenTransaction | None = None
+    user: str = ADMINISTRATOR
+    role: str = ACCOUNTADMIN

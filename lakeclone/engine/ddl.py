@@ -380,6 +380,8 @@ def use(execution: Execution) -> DataFrame:
         require_database(execution, name)
         execution.session.database = name
         execution.session.schema = "PUBLIC" if execution.catalog.schema(name, "PUBLIC") else None
+    elif kind in registry.USES:
+        return registry.USES[kind](execution)
     else:
         raise UnsupportedStatementError(execution.sql)
     return results.status(execution.spark, "Statement executed successfully.")

@@ -81,19 +81,32 @@ class Executor:
         self.delta = Delta(lake.spark)
         self.storage = Storage(lake.spark)
         self.context = SessionContext(DEFAULT_DATABASE, DEFAULT_SCHEMA)
+        if lake.user is not None:
+            self.context.user = lake.user.upper()
+        if lake.role is not None:
+            self.context.role = lake.role.upper()
         self.last_query_id: str | None = None
         self.session = SessionLock(lake.warehouse)
         with internal_errors(), spark_errors():
             for recover in registry.RECOVERIES:
                 recover(self)
+            for start in registry.SESSION_STARTS:
+                start(self)
 
     def tables(self) -> Tables:
         """Lookups as a statement starting now would make them."""
         return Tables(self.catalog, self.context, self.delta, now=self.lake.now(), warehouse=self.lake.warehouse)
 
-    def resolve(self, name: str) -> TableEntry:
-        """A live table named in Python (``"db.s.t"``), resolved like a name in SQL."""
-        return self.tables().entry(table_reference(name))
+    def resolve(self, name: str, *, privilege: str = "SELECT") -> TableEntry:
+        """A live table named in Python (``"db.s.t"``), resolved like a name in SQL.
+
+        The session's role must hold ``privilege`` on it, as for a statement reading it.
+        """
+        entry = self.tables().entry(table_reference(name))
+        if registry.SLOTS.authorizer is not None:
+            with internal_errors():
+                registry.SLOTS.authorizer.table(self, entry, privilege)
+        return entry
 
     def run(self, text: str) -> DataFrame:
         statements = parse(text)
@@ -116,6 +129,9 @@ class Executor:
         if handler is None:
             raise UnsupportedStatementError(statement.sql)
         with internal_errors(), spark_errors():
+            # Before any hook: a denied statement must not even commit the open transaction.
+            if registry.SLOTS.authorizer is not None:
+                registry.SLOTS.authorizer.statement(self, statement.expression)
             for prepare in registry.BEFORE_STATEMENT:
                 prepare(self, statement.expression)
         query_id = str(uuid.uuid4())

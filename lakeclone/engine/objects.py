@@ -51,7 +51,13 @@ def require_free_name(execution: Execution, name: QualifiedName, kind: str = "TA
 
 
 # CREATE options that are not parameters, each read by the code that needs it.
-OPTION_NODES = (exp.ExternalProperty, exp.LocationProperty, exp.ClusterProperty, exp.TransientProperty)
+OPTION_NODES = (
+    exp.ExternalProperty,
+    exp.LocationProperty,
+    exp.ClusterProperty,
+    exp.TransientProperty,
+    exp.CopyGrantsProperty,  # a clone's, read by access control
+)
 
 
 def properties_of(expression: exp.Expression, level: ObjectKind) -> dict[str, str]:

@@ -187,10 +187,31 @@ PURGES: list[Callable[[Execution], None]] = []
 """Run after DROP and VACUUM (the purge of dropped tables whose UNDROP window has passed)."""
 
 
+class Authorizer(Protocol):
+    """Checks the current role's privileges: the one place lakeclone enforces them."""
+
+    def statement(self, executor: Executor, expression: exp.Expression) -> None:
+        """Raise unless the session's role may run ``expression``; runs before anything else does."""
+
+    def table(self, executor: Executor, entry: TableEntry, privilege: str) -> None:
+        """Raise unless the session's role holds ``privilege`` on ``entry`` (the Python API's reads)."""
+
+    def visible(self, executor: Executor, what: str) -> tuple[tuple[str, ...], set[tuple[str, ...]]] | None:
+        """What ``SHOW <what>`` may list: (its key columns, their values for the objects the role sees), or None for all."""
+
+
+USES: dict[str, Handler] = {}
+"""``USE <kind>`` handlers beyond databases and schemas (``ROLE``)."""
+
+SESSION_STARTS: list[Callable[[Executor], None]] = []
+"""Run when a Lake starts its session, after the recoveries: check who signs in, as what role."""
+
+
 @dataclass
 class Slots:
     """Features that fill a single slot rather than a list."""
 
+    authorizer: Authorizer | None = None
     clone: Handler | None = None
     insert_defaults: InsertDefaults | None = None
     merge_defaults: MergeDefaults | None = None

@@ -91,7 +91,22 @@ def show(execution: Execution) -> DataFrame:
     for key, value in expression.args.items():
         if value and key not in _SHOW_CLAUSES and not (key == "history" and what in _SHOW_HISTORY):
             raise SqlCompilationError(f"SHOW {what} does not support {key.upper()} in lakeclone.")
-    return _narrowed(execution, shows[what](execution, like_pattern(expression.args.get("like"))))
+    listing = shows[what](execution, like_pattern(expression.args.get("like")))
+    return _narrowed(execution, _visible(execution, what, listing))
+
+
+def _visible(execution: Execution, what: str, frame: DataFrame) -> DataFrame:
+    """A listing without the objects the current role may not see."""
+    from pyspark.sql import functions as F
+
+    authorizer = registry.SLOTS.authorizer
+    visible = authorizer.visible(execution.executor, what) if authorizer is not None else None
+    if visible is None:
+        return frame
+    columns, keys = visible
+    separator = "\x00"
+    allowed = [separator.join(key) for key in keys]
+    return frame.where(F.concat_ws(separator, *[F.col(c) for c in columns]).isin(allowed))
 
 
 def _narrowed(execution: Execution, frame: DataFrame) -> DataFrame:

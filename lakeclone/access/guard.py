@@ -1,0 +1,449 @@
+"""The one place lakeclone checks privileges: every statement, and the Python API's table lookups.
+
+:class:`Guard` resolves the names a statement uses exactly as the binder
+does (:meth:`lakeclone.engine.tables.Tables.name`), works out what the
+statement needs on each object (:func:`needs`), and checks the session's
+role against the catalog's grants and ownership before the statement's
+handler runs, so a denied statement writes nothing: no Delta commit, no
+catalog row, not even the commit of an open transaction.
+
+A role has the privileges granted to it and to every role granted to it, and
+PUBLIC's. ACCOUNTADMIN may do everything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+
+from lakeclone.access.privileges import Privilege, satisfies
+from lakeclone.catalog.access import ACCOUNT, ACCOUNTADMIN, PUBLIC
+from lakeclone.catalog.names import database_name, schema_name
+from lakeclone.dialect import expressions as lx
+from lakeclone.engine.compiler import relation_references
+from lakeclone.errors import InsufficientPrivilegesError, ObjectNotFoundError, SqlCompilationError
+
+if TYPE_CHECKING:
+    from lakeclone.catalog.entries import SchemaEntry
+    from lakeclone.catalog.store import Catalog, TableEntry
+    from lakeclone.engine.executor import Executor
+    from lakeclone.engine.tables import Tables
+
+
+@dataclass(frozen=True)
+class Securable:
+    """An object privileges are granted on.
+
+    Attributes:
+        kind: ``"TABLE"``, ``"VIEW"``, ``"STREAM"``, ``"SEQUENCE"``, ``"SCHEMA"``, ``"DATABASE"`` or ``"ACCOUNT"``.
+        name: its qualified name, for messages.
+        containers: its schema and database (or a schema's database), which need USAGE first.
+    """
+
+    kind: str
+    id: str
+    name: str
+    containers: tuple[Securable, ...] = ()
+
+
+@dataclass(frozen=True)
+class Need:
+    """What a statement needs on one object: any one of ``privileges`` (none: that the role sees it)."""
+
+    securable: Securable
+    privileges: tuple[Privilege, ...]
+
+
+ACCOUNT_SECURABLE = Securable(*ACCOUNT, "ACCOUNT")
+
+
+def database_securable(catalog: Catalog, name: str) -> Securable | None:
+    entry = catalog.database(name)
+    return Securable("DATABASE", entry.id, entry.name) if entry else None
+
+
+def schema_securable(catalog: Catalog, schema: SchemaEntry) -> Securable:
+    database = catalog.database(schema.database)
+    containers = (Securable("DATABASE", database.id, database.name),) if database else ()
+    return Securable("SCHEMA", schema.id, schema.qualified, containers)
+
+
+def named_schema(catalog: Catalog, database: str, name: str) -> Securable | None:
+    entry = catalog.schema(database, name)
+    return schema_securable(catalog, entry) if entry else None
+
+
+def relation(tables: Tables, table: exp.Table, kinds: tuple[str, ...] = ("TABLE", "VIEW", "STREAM")) -> Securable | None:
+    """The live table, view, stream or sequence a reference names, as the binder resolves it; None if none."""
+    name = tables.name(table)
+    catalog = tables.catalog
+    lookups = {
+        "TABLE": catalog.table,
+        "VIEW": catalog.view,
+        "STREAM": catalog.stream,
+        "SEQUENCE": catalog.sequence,
+    }
+    for kind in kinds:
+        entry = lookups[kind](name.database, name.schema, name.name)
+        if entry is not None:
+            schema = catalog.schema(name.database, name.schema)
+            assert schema is not None
+            return Securable(kind, entry.id, str(name), (schema_securable(catalog, schema),))
+    return None
+
+
+def _with_containers(securable: Securable) -> list[Securable]:
+    """``securable`` after the containers that must be usable to reach it, outermost first."""
+    ordered: list[Securable] = []
+    for container in securable.containers:
+        ordered.extend(_with_containers(container))
+    return [*ordered, securable]
+
+
+class Guard:
+    """Checks the session's role; registered as the engine's authorizer."""
+
+    def roles(self, catalog: Catalog, role: str) -> set[str]:
+        """``role``, every role granted to it (transitively), and PUBLIC."""
+        found = {role, PUBLIC}
+        pending = [role]
+        while pending:
+            for granted in catalog.roles_granted_to_role(pending.pop()):
+                if granted not in found:
+                    found.add(granted)
+                    pending.append(granted)
+        return found
+
+    def statement(self, executor: Executor, expression: exp.Expression) -> None:
+        if expression.find(exp.CopyGrantsProperty) and not (
+            isinstance(expression, exp.Create) and expression.args.get("clone") is not None
+        ):
+            raise SqlCompilationError("COPY GRANTS is supported by lakeclone on CREATE TABLE … CLONE only.")
+        catalog = executor.catalog
+        roles = self.roles(catalog, executor.context.role)
+        if ACCOUNTADMIN in roles:
+            return
+        for need in needs(executor.tables(), expression):
+            self.require(catalog, roles, need)
+
+    def table(self, executor: Executor, entry: TableEntry, privilege: str) -> None:
+        catalog = executor.catalog
+        roles = self.roles(catalog, executor.context.role)
+        if ACCOUNTADMIN in roles:
+            return
+        schema = catalog.schema(entry.database, entry.schema)
+        assert schema is not None
+        securable = Securable("TABLE", entry.id, entry.name, (schema_securable(catalog, schema),))
+        self.require(catalog, roles, Need(securable, (Privilege(privilege),)))
+
+    def visible(self, executor: Executor, what: str) -> tuple[tuple[str, ...], set[tuple[str, ...]]] | None:
+        """What SHOW lists for the role: the objects it sees, in containers it may use."""
+        catalog = executor.catalog
+        roles = self.roles(catalog, executor.context.role)
+        if ACCOUNTADMIN in roles or what not in SHOWN:
+            return None
+        kind, columns = SHOWN[what]
+        keys: set[tuple[str, ...]] = set()
+        for database in catalog.databases():
+            securable = Securable("DATABASE", database.id, database.name)
+            if kind == "DATABASE":
+                if self.sees(catalog, roles, securable):
+                    keys.add((database.name,))
+                continue
+            if not self.holds(catalog, roles, securable, Privilege.USAGE):
+                continue
+            for schema_entry in catalog.schemas(database):
+                schema = schema_securable(catalog, schema_entry)
+                if kind == "SCHEMA":
+                    if self.sees(catalog, roles, schema):
+                        keys.add((database.name, schema_entry.name))
+                    continue
+                if not self.holds(catalog, roles, schema, Privilege.USAGE):
+                    continue
+                for object_id, name in _objects(catalog, kind, schema_entry):
+                    if self.sees(catalog, roles, Securable(kind, object_id, name)):
+                        keys.add((database.name, schema_entry.name, name))
+        return columns, keys
+
+    def require(self, catalog: Catalog, roles: set[str], need: Need) -> None:
+        """Raise unless ``roles`` may reach ``need``'s object and hold one of its privileges."""
+        for securable in _with_containers(need.securable)[:-1]:
+            if not self.holds(catalog, roles, securable, Privilege.USAGE):
+                raise ObjectNotFoundError(securable.name, securable.kind.capitalize())
+        target = need.securable
+        if need.privileges == (Privilege.USAGE,) and target.kind in ("SCHEMA", "DATABASE"):
+            # A container the role may not use does not exist for it, whatever else it holds on it.
+            if not self.holds(catalog, roles, target, Privilege.USAGE):
+                raise ObjectNotFoundError(target.name, target.kind.capitalize())
+            return
+        if target.kind != "ACCOUNT" and not self.sees(catalog, roles, target):
+            raise ObjectNotFoundError(target.name, "Object")
+        if need.privileges and not any(self.holds(catalog, roles, target, p) for p in need.privileges):
+            raise InsufficientPrivilegesError(target.kind, target.name)
+
+    def owns(self, catalog: Catalog, roles: set[str], securable: Securable) -> bool:
+        return ACCOUNTADMIN in roles or catalog.owner(securable.kind, securable.id) in roles
+
+    def sees(self, catalog: Catalog, roles: set[str], securable: Securable) -> bool:
+        """Whether ``roles`` hold any privilege on ``securable``: else it does not exist for them."""
+        if self.owns(catalog, roles, securable):
+            return True
+        return any(grant.role in roles for grant in catalog.grants_on(securable.kind, securable.id))
+
+    def holds(self, catalog: Catalog, roles: set[str], securable: Securable, needed: Privilege) -> bool:
+        if self.owns(catalog, roles, securable):
+            return True
+        return any(
+            grant.role in roles and satisfies(Privilege(grant.privilege), needed)
+            for grant in catalog.grants_on(securable.kind, securable.id)
+        )
+
+    def grantable(self, catalog: Catalog, roles: set[str], securable: Securable, privilege: Privilege) -> bool:
+        """Whether ``roles`` may grant ``privilege`` on ``securable``: they own it or hold it WITH GRANT OPTION."""
+        if self.owns(catalog, roles, securable):
+            return True
+        return privilege is not Privilege.OWNERSHIP and any(
+            grant.role in roles and grant.grant_option and satisfies(Privilege(grant.privilege), privilege)
+            for grant in catalog.grants_on(securable.kind, securable.id)
+        )
+
+
+# What each SHOW lists: the kind of object, and the columns that name it.
+_QUALIFIED = ("database_name", "schema_name", "name")
+SHOWN: dict[str, tuple[str, tuple[str, ...]]] = {
+    "DATABASES": ("DATABASE", ("name",)),
+    "SCHEMAS": ("SCHEMA", ("database_name", "name")),
+    "TABLES": ("TABLE", _QUALIFIED),
+    "VIEWS": ("VIEW", _QUALIFIED),
+    "STREAMS": ("STREAM", _QUALIFIED),
+    "SEQUENCES": ("SEQUENCE", _QUALIFIED),
+    "PRIMARY KEYS": ("TABLE", ("database_name", "schema_name", "table_name")),
+    "IMPORTED KEYS": ("TABLE", ("fk_database_name", "fk_schema_name", "fk_table_name")),
+}
+
+
+def _objects(catalog: Catalog, kind: str, schema: SchemaEntry) -> list[tuple[str, str]]:
+    """(id, name) of a schema's live objects of ``kind``."""
+    if kind == "TABLE":
+        return [(t.id, t.name) for t in catalog.tables(schema)]
+    if kind == "VIEW":
+        return [(v.id, v.name) for v in catalog.views(schema)]
+    if kind == "STREAM":
+        return [(s.id, s.name) for s in catalog.streams(schema)]
+    return [(s.id, s.name) for s in catalog.sequences(schema)]
+
+
+GUARD = Guard()
+
+
+def needs(tables: Tables, expression: exp.Expression) -> list[Need]:
+    """What ``expression`` needs on each object it names, containers' USAGE implied.
+
+    Objects that do not exist are left to the statement's handler, which
+    reports them as it always has.
+    """
+    return [need for need in _needs(tables, expression) if need is not None]
+
+
+def _needs(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
+    if isinstance(expression, (exp.Select, exp.Union, exp.Intersect, exp.Except)):
+        yield from _reads(tables, expression)
+    elif isinstance(expression, (exp.Insert, exp.Update, exp.Delete, exp.Merge)):
+        yield from _dml(tables, expression)
+    elif isinstance(expression, exp.Create):
+        yield from _create(tables, expression)
+    elif isinstance(expression, lx.CreateStream):
+        yield from _create_in_schema(tables, expression.this, Privilege.CREATE_STREAM)
+        yield from _reads_of(tables, [expression.args["source"]])
+    elif isinstance(expression, exp.Drop):
+        yield from _drop(tables, expression)
+    elif isinstance(expression, exp.Undrop):
+        kind = str(expression.args.get("kind") or "TABLE").upper()
+        if kind == "TABLE":
+            yield from _create_in_schema(tables, expression.this, Privilege.CREATE_TABLE)
+        else:
+            yield Need(ACCOUNT_SECURABLE, (Privilege.OWNERSHIP,))
+    elif isinstance(expression, (exp.Alter, lx.SetParameters, lx.UnsetParameters)):
+        yield from _owned(tables, expression.this, str(expression.args.get("kind") or "TABLE").upper())
+    elif isinstance(expression, (lx.AlterClustering, lx.AlterRecluster)):
+        yield from _owned(tables, expression.this, "TABLE")
+    elif isinstance(expression, (lx.Vacuum, lx.Optimize)):
+        target = relation(tables, expression.this, ("TABLE",))
+        yield Need(target, (Privilege.MODIFY,)) if target else None
+    elif isinstance(expression, (lx.DescribeHistory, lx.DescribeDetail)):
+        target = relation(tables, expression.this, ("TABLE",))
+        yield Need(target, (Privilege.SELECT,)) if target else None
+    elif isinstance(expression, exp.Describe):
+        kind = str(expression.args.get("kind") or "TABLE").upper()
+        target = relation(tables, expression.this, (kind,) if kind in ("VIEW", "STREAM") else ("TABLE", "VIEW"))
+        yield Need(target, ()) if target else None
+    elif isinstance(expression, exp.Use):
+        yield from _use(tables, expression)
+    elif isinstance(expression, lx.ShowParameters) and expression.this is not None:
+        yield from _seen(tables, expression.this, str(expression.args.get("kind") or "TABLE").upper())
+
+
+def _reads(tables: Tables, expression: exp.Expr, *, skip: exp.Expr | None = None) -> Iterator[Need | None]:
+    references = [table for table in relation_references(expression) if table is not skip]
+    yield from _reads_of(tables, references)
+
+
+def _reads_of(tables: Tables, references: list[exp.Table]) -> Iterator[Need | None]:
+    for table in references:
+        securable = relation(tables, table)
+        if securable is None:
+            continue
+        yield Need(securable, (Privilege.SELECT,))
+        if securable.kind == "STREAM":
+            # Querying a stream also needs SELECT on what it tracks.
+            stream = tables.catalog.stream_by_id(securable.id)
+            assert stream is not None
+            yield _source_need(tables.catalog, stream.source_id)
+
+
+def _source_need(catalog: Catalog, source_id: str) -> Need | None:
+    table = catalog.table_by_id(source_id)
+    entry = table or catalog.view_by_id(source_id)
+    if entry is None:
+        return None
+    schema = catalog.schema(entry.database, entry.schema)
+    assert schema is not None
+    name = f"{entry.database}.{entry.schema}.{entry.name}"
+    securable = Securable("TABLE" if table else "VIEW", entry.id, name, (schema_securable(catalog, schema),))
+    return Need(securable, (Privilege.SELECT,))
+
+
+def _dml_target(expression: exp.Expression) -> exp.Table | None:
+    target = expression.this
+    if isinstance(target, exp.Schema):
+        target = target.this
+    return target if isinstance(target, exp.Table) else None
+
+
+def _dml(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
+    target = _dml_target(expression)
+    if target is not None:
+        securable = relation(tables, target, ("TABLE",))
+        if securable is not None:
+            for privilege in _writes(expression):
+                yield Need(securable, (privilege,))
+    yield from _reads(tables, expression, skip=target)
+
+
+def _writes(expression: exp.Expression) -> list[Privilege]:
+    if isinstance(expression, exp.Insert):
+        return [Privilege.INSERT]
+    if isinstance(expression, exp.Update):
+        return [Privilege.UPDATE]
+    if isinstance(expression, exp.Delete):
+        return [Privilege.DELETE]
+    writes: list[Privilege] = []
+    for when in expression.find_all(exp.When):
+        action = when.args.get("then")
+        if isinstance(action, exp.Insert):
+            writes.append(Privilege.INSERT)
+        elif isinstance(action, exp.Update):
+            writes.append(Privilege.UPDATE)
+        elif action is not None:
+            writes.append(Privilege.DELETE)
+    return list(dict.fromkeys(writes))
+
+
+_CREATE_PRIVILEGE = {
+    "TABLE": Privilege.CREATE_TABLE,
+    "VIEW": Privilege.CREATE_VIEW,
+    "SEQUENCE": Privilege.CREATE_SEQUENCE,
+}
+
+
+def _create(tables: Tables, expression: exp.Create) -> Iterator[Need | None]:
+    catalog = tables.catalog
+    kind = str(expression.args.get("kind") or "").upper()
+    target = expression.this
+    if isinstance(target, exp.Schema):
+        target = target.this
+    clone = expression.args.get("clone")
+    if kind in _CREATE_PRIVILEGE:
+        yield from _create_in_schema(tables, target, _CREATE_PRIVILEGE[kind])
+        if expression.args.get("replace"):
+            existing = relation(tables, target, (kind,))
+            yield Need(existing, (Privilege.MODIFY,) if kind == "TABLE" else (Privilege.OWNERSHIP,)) if existing else None
+        if kind == "TABLE" and expression.find(exp.LocationProperty) is not None:
+            yield Need(ACCOUNT_SECURABLE, (Privilege.CREATE_EXTERNAL_TABLE,))
+        if clone is not None:
+            yield from _reads_of(tables, [clone.this])
+        elif expression.expression is not None:
+            yield from _reads(tables, expression.expression)
+    elif kind == "SCHEMA":
+        database, _ = schema_name(target, database=tables.scope.database)
+        securable = database_securable(catalog, database)
+        if securable is not None:
+            yield Need(securable, (Privilege.USAGE,))
+            yield Need(securable, (Privilege.CREATE_SCHEMA,))
+        if clone is not None:
+            source_database, source = schema_name(clone.this, database=tables.scope.database)
+            source_schema = named_schema(catalog, source_database, source)
+            yield Need(source_schema, (Privilege.USAGE,)) if source_schema else None
+    elif kind == "DATABASE":
+        yield Need(ACCOUNT_SECURABLE, (Privilege.CREATE_DATABASE,))
+        if clone is not None:
+            cloned = database_securable(catalog, database_name(clone.this))
+            yield Need(cloned, (Privilege.USAGE,)) if cloned else None
+    else:
+        raise SqlCompilationError(f"CREATE {kind} is not supported for roles other than ACCOUNTADMIN.")
+
+
+def _create_in_schema(tables: Tables, target: exp.Table, privilege: Privilege) -> Iterator[Need | None]:
+    name = tables.name(target)
+    schema = named_schema(tables.catalog, name.database, name.schema)
+    if schema is not None:
+        yield Need(schema, (Privilege.USAGE,))
+        yield Need(schema, (privilege,))
+
+
+def _drop(tables: Tables, expression: exp.Drop) -> Iterator[Need | None]:
+    kind = str(expression.args.get("kind") or "").upper()
+    for target in expression.args.get("tables") or []:
+        if isinstance(target, exp.Table):
+            yield from _owned(tables, target, kind, modify=kind == "TABLE")
+
+
+def _owned(tables: Tables, target: exp.Table, kind: str, *, modify: bool = False) -> Iterator[Need | None]:
+    """OWNERSHIP (or, on a table, MODIFY where ``modify``) of the object ``target`` names."""
+    catalog = tables.catalog
+    if kind == "DATABASE":
+        securable = database_securable(catalog, database_name(target))
+    elif kind == "SCHEMA":
+        securable = named_schema(catalog, *schema_name(target, database=tables.scope.database))
+    elif kind in ("TABLE", "VIEW", "STREAM", "SEQUENCE"):
+        securable = relation(tables, target, (kind,))
+    else:
+        securable = None
+    privileges = (Privilege.MODIFY,) if modify else (Privilege.OWNERSHIP,)
+    yield Need(securable, privileges) if securable else None
+
+
+def _seen(tables: Tables, target: exp.Table, kind: str) -> Iterator[Need | None]:
+    """That the role sees the object ``target`` names (any privilege on it), and may use its containers."""
+    catalog = tables.catalog
+    if kind == "DATABASE":
+        securable = database_securable(catalog, database_name(target))
+    elif kind == "SCHEMA":
+        securable = named_schema(catalog, *schema_name(target, database=tables.scope.database))
+    else:
+        securable = relation(tables, target, ("TABLE", "VIEW"))
+    yield Need(securable, ()) if securable else None
+
+
+def _use(tables: Tables, expression: exp.Use) -> Iterator[Need | None]:
+    kind = str(expression.args.get("kind") or "DATABASE").upper()
+    catalog = tables.catalog
+    if kind == "DATABASE":
+        database = database_securable(catalog, database_name(expression.this))
+        yield Need(database, (Privilege.USAGE,)) if database else None
+    elif kind == "SCHEMA":
+        schema = named_schema(catalog, *schema_name(expression.this, database=tables.session.database))
+        yield Need(schema, (Privilege.USAGE,)) if schema else None

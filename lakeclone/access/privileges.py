@@ -1,0 +1,89 @@
+"""Privileges: their Snowflake and Unity Catalog spellings, and which ones a statement's need accepts."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from lakeclone.errors import SqlCompilationError
+
+
+class Privilege(str, Enum):
+    USAGE = "USAGE"
+    SELECT = "SELECT"
+    INSERT = "INSERT"
+    UPDATE = "UPDATE"
+    DELETE = "DELETE"
+    TRUNCATE = "TRUNCATE"
+    MODIFY = "MODIFY"
+    CREATE_TABLE = "CREATE TABLE"
+    CREATE_VIEW = "CREATE VIEW"
+    CREATE_STREAM = "CREATE STREAM"
+    CREATE_SEQUENCE = "CREATE SEQUENCE"
+    CREATE_SCHEMA = "CREATE SCHEMA"
+    CREATE_DATABASE = "CREATE DATABASE"
+    CREATE_EXTERNAL_TABLE = "CREATE EXTERNAL TABLE"
+    OWNERSHIP = "OWNERSHIP"
+    ALL = "ALL"
+
+
+# Unity Catalog's names for Snowflake's.
+_SPELLINGS = {
+    "USE CATALOG": Privilege.USAGE,
+    "USE SCHEMA": Privilege.USAGE,
+    "ALL PRIVILEGES": Privilege.ALL,
+}
+
+# What each kind of object can be granted; OWNERSHIP and ALL go with every kind.
+APPLICABLE: dict[str, frozenset[Privilege]] = {
+    "ACCOUNT": frozenset({Privilege.CREATE_DATABASE, Privilege.CREATE_EXTERNAL_TABLE}),
+    "DATABASE": frozenset({Privilege.USAGE, Privilege.CREATE_SCHEMA}),
+    "SCHEMA": frozenset(
+        {
+            Privilege.USAGE,
+            Privilege.CREATE_TABLE,
+            Privilege.CREATE_VIEW,
+            Privilege.CREATE_STREAM,
+            Privilege.CREATE_SEQUENCE,
+            Privilege.MODIFY,
+        }
+    ),
+    "TABLE": frozenset(
+        {
+            Privilege.SELECT,
+            Privilege.INSERT,
+            Privilege.UPDATE,
+            Privilege.DELETE,
+            Privilege.TRUNCATE,
+            Privilege.MODIFY,
+        }
+    ),
+    "VIEW": frozenset({Privilege.SELECT}),
+    "STREAM": frozenset({Privilege.SELECT}),
+    "SEQUENCE": frozenset({Privilege.USAGE}),
+}
+
+# Unity Catalog's MODIFY stands for every write on a table.
+WRITES = frozenset({Privilege.INSERT, Privilege.UPDATE, Privilege.DELETE, Privilege.TRUNCATE})
+
+
+def privilege(text: str, kind: str) -> Privilege:
+    """The privilege ``text`` names, checked against what ``kind`` can be granted.
+
+    Raises:
+        SqlCompilationError: no such privilege, or none on that kind of object.
+    """
+    words = " ".join(text.upper().split())
+    try:
+        named = _SPELLINGS.get(words) or Privilege(words)
+    except ValueError:
+        raise SqlCompilationError(f"Unsupported privilege '{words}'.") from None
+    if named not in (Privilege.OWNERSHIP, Privilege.ALL) and named not in APPLICABLE[kind]:
+        raise SqlCompilationError(f"Invalid privilege {named.value} for {kind.lower()}.")
+    return named
+
+
+def satisfies(held: Privilege, needed: Privilege) -> bool:
+    """Whether holding ``held`` on an object grants ``needed`` on it (OWNERSHIP is checked apart)."""
+    if held in (needed, Privilege.ALL):
+        return needed is not Privilege.OWNERSHIP
+    return held is Privilege.MODIFY and needed in WRITES

@@ -1,0 +1,352 @@
+"""Users, roles and grants: CREATE|DROP USER|ROLE, GRANT|REVOKE, USE ROLE, SHOW ROLES|USERS|GRANTS."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+
+from lakeclone.access.guard import ACCOUNT_SECURABLE, GUARD, Securable, database_securable, named_schema, relation
+from lakeclone.access.privileges import APPLICABLE, Privilege, privilege
+from lakeclone.catalog.access import ACCOUNTADMIN, PUBLIC, FutureGrant, Grant
+from lakeclone.catalog.names import database_name, schema_name
+from lakeclone.dialect.expressions import CreatePrincipal, DropPrincipal, GrantPrivileges, GrantRole, ShowGrants
+from lakeclone.engine import registry, results
+from lakeclone.errors import InsufficientPrivilegesError, ObjectExistsError, ObjectNotFoundError, SqlCompilationError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from pyspark.sql import DataFrame
+
+    from lakeclone.catalog.entries import StreamEntry, TableEntry, ViewEntry
+    from lakeclone.engine.executor import Execution
+
+GRANTS_SCHEMA = (
+    "created_on TIMESTAMP, privilege STRING, granted_on STRING, name STRING, "
+    "granted_to STRING, grantee_name STRING, grant_option STRING, granted_by STRING"
+)
+FUTURE_GRANTS_SCHEMA = "privilege STRING, grant_on STRING, name STRING, grant_to STRING, grantee_name STRING, grant_option STRING"
+
+
+def _roles(execution: Execution) -> set[str]:
+    return GUARD.roles(execution.catalog, execution.session.role)
+
+
+def _name(identifier: exp.Expression) -> str:
+    return identifier.name
+
+
+def _require_role(execution: Execution, name: str) -> None:
+    if not execution.catalog.role_exists(name):
+        raise ObjectNotFoundError(name, "Role")
+
+
+def _require_role_owner(execution: Execution, role: str) -> None:
+    """Managing a role (granting it, dropping it) needs its ownership, as Snowflake has it."""
+    roles = _roles(execution)
+    if ACCOUNTADMIN not in roles and execution.catalog.role_owner(role) not in roles:
+        raise InsufficientPrivilegesError("ROLE", role)
+
+
+def _require_administrator(execution: Execution, what: str) -> None:
+    if ACCOUNTADMIN not in _roles(execution):
+        raise InsufficientPrivilegesError("ACCOUNT", what)
+
+
+@registry.statement(CreatePrincipal)
+def create_principal(execution: Execution) -> DataFrame:
+    expression = execution.expression
+    kind, name = expression.text("kind"), _name(expression.this)
+    catalog = execution.catalog
+    _require_administrator(execution, "ACCOUNT")
+    exists = catalog.user_exists(name) if kind == "USER" else catalog.role_exists(name)
+    with catalog.transaction():
+        if exists:
+            if expression.args.get("exists"):
+                return results.status(execution.spark, f"{name} already exists, statement succeeded.")
+            if not expression.args.get("replace") or name in (ACCOUNTADMIN, PUBLIC):
+                raise ObjectExistsError(name, kind.capitalize())
+            (catalog.drop_user if kind == "USER" else catalog.drop_role)(name)
+        if kind == "USER":
+            catalog.create_user(name, execution.now())
+        else:
+            catalog.create_role(name, execution.session.role, execution.now())
+    return results.status(execution.spark, f"{kind.capitalize()} {name} successfully created.")
+
+
+@registry.statement(DropPrincipal)
+def drop_principal(execution: Execution) -> DataFrame:
+    expression = execution.expression
+    kind, name = expression.text("kind"), _name(expression.this)
+    catalog = execution.catalog
+    exists = catalog.user_exists(name) if kind == "USER" else catalog.role_exists(name)
+    if not exists:
+        if expression.args.get("exists"):
+            return results.status(execution.spark, f"Drop statement executed successfully ({name} already dropped).")
+        raise ObjectNotFoundError(name, kind.capitalize())
+    if kind == "USER":
+        _require_administrator(execution, "ACCOUNT")
+        if name == execution.session.user:
+            raise SqlCompilationError(f"User '{name}' is signed in to this session and cannot be dropped.")
+    else:
+        _require_role_owner(execution, name)
+        if name in (ACCOUNTADMIN, "SYSADMIN", PUBLIC):
+            raise SqlCompilationError(f"Role '{name}' is a system role and cannot be dropped.")
+        if name == execution.session.role:
+            raise SqlCompilationError(f"Role '{name}' is the session's current role and cannot be dropped.")
+    with catalog.transaction():
+        (catalog.drop_user if kind == "USER" else catalog.drop_role)(name)
+    return results.status(execution.spark, f"{name} successfully dropped.")
+
+
+@registry.statement(GrantRole)
+def grant_role(execution: Execution) -> DataFrame:
+    expression = execution.expression
+    role, kind, grantee = _name(expression.this), expression.text("kind"), _name(expression.args["to"])
+    catalog = execution.catalog
+    _require_role(execution, role)
+    if kind == "USER" and not catalog.user_exists(grantee):
+        raise ObjectNotFoundError(grantee, "User")
+    if kind == "ROLE":
+        _require_role(execution, grantee)
+    _require_role_owner(execution, role)
+    with catalog.transaction():
+        if expression.args.get("revoke"):
+            catalog.revoke_role(role, kind, grantee)
+        else:
+            if kind == "ROLE" and role in GUARD.roles(catalog, role) and grantee in GUARD.roles(catalog, role):
+                raise SqlCompilationError(f"Granting role '{role}' to role '{grantee}' would make a cycle.")
+            catalog.grant_role(role, kind, grantee, execution.session.role)
+    return results.status(execution.spark, "Statement executed successfully.")
+
+
+def _use_role(execution: Execution) -> DataFrame:
+    role = execution.expression.this.name
+    use_role(execution.catalog, execution.session.user, role)
+    execution.session.role = role
+    return results.status(execution.spark, "Statement executed successfully.")
+
+
+def user_roles(catalog: object, user: str) -> set[str]:
+    """Every role ``user`` may use: those granted to the user, what they inherit, and PUBLIC."""
+    from lakeclone.catalog.store import Catalog
+
+    assert isinstance(catalog, Catalog)
+    found = {PUBLIC}
+    for grant in catalog.role_grants(grantee_kind="USER", grantee=user):
+        found |= GUARD.roles(catalog, grant.role)
+    return found
+
+
+def use_role(catalog: object, user: str, role: str) -> None:
+    """Raise unless ``user`` may take ``role``."""
+    from lakeclone.catalog.store import Catalog
+
+    assert isinstance(catalog, Catalog)
+    if not catalog.role_exists(role) or role not in user_roles(catalog, user):
+        raise ObjectNotFoundError(role, "Role")
+
+
+def _securable(execution: Execution, kind: str, target: exp.Table | None) -> Securable:
+    """The object a grant names; ObjectNotFoundError when it does not exist or the role does not see it."""
+    catalog = execution.catalog
+    found: Securable | None
+    if kind == "ACCOUNT":
+        return ACCOUNT_SECURABLE
+    assert target is not None
+    if kind == "DATABASE":
+        found = database_securable(catalog, database_name(target))
+        label = database_name(target)
+    elif kind == "SCHEMA":
+        database, schema = schema_name(target, database=execution.session.database)
+        found, label = named_schema(catalog, database, schema), f"{database}.{schema}"
+    else:
+        found = relation(execution.tables, target, (kind,))
+        label = str(execution.tables.name(target))
+    if found is None:
+        raise ObjectNotFoundError(label, kind.capitalize())
+    return found
+
+
+def _targets(execution: Execution) -> list[Securable]:
+    """The objects a GRANT … ON names: one, or every object of a kind in a container (ON ALL …)."""
+    expression = execution.expression
+    kind = expression.text("kind")
+    if expression.text("scope") != "ALL":
+        return [_securable(execution, kind, expression.this)]
+    container = _securable(execution, expression.text("container"), expression.this)
+    catalog = execution.catalog
+    schemas = (
+        [catalog.schema_by_id(container.id)]
+        if container.kind == "SCHEMA"
+        else catalog.schemas(catalog.database(container.name))  # type: ignore[arg-type]
+    )
+    found: list[Securable] = []
+    for schema in schemas:
+        assert schema is not None
+        entries: Sequence[TableEntry | ViewEntry | StreamEntry]
+        if kind == "TABLE":
+            entries = catalog.tables(schema)
+        elif kind == "VIEW":
+            entries = catalog.views(schema)
+        elif kind == "STREAM":
+            entries = catalog.streams(schema)
+        else:
+            raise SqlCompilationError(f"GRANT … ON ALL {kind}S is not supported by lakeclone.")
+        for entry in entries:
+            securable = relation(
+                execution.tables, exp.table_(entry.name, db=schema.name, catalog=schema.database), (kind,)
+            )
+            if securable is not None:
+                found.append(securable)
+    return found
+
+
+@registry.statement(GrantPrivileges)
+def grant_privileges(execution: Execution) -> DataFrame:
+    expression = execution.expression
+    catalog = execution.catalog
+    kind = expression.text("kind")
+    role = _name(expression.args["to"])
+    _require_role(execution, role)
+    revoke = bool(expression.args.get("revoke"))
+    option = bool(expression.args.get("grant_option"))
+    privileges = [privilege(p.name, kind) for p in expression.expressions]
+    roles = _roles(execution)
+    if expression.text("scope") == "FUTURE":
+        return _future(execution, privileges, role, revoke=revoke, option=option)
+    targets = _targets(execution)
+    for target in targets:
+        for named in privileges:
+            if not GUARD.grantable(catalog, roles, target, named):
+                raise InsufficientPrivilegesError(target.kind, target.name)
+    with catalog.transaction():
+        for target in targets:
+            for named in privileges:
+                if named is Privilege.OWNERSHIP:
+                    if revoke:
+                        raise SqlCompilationError("OWNERSHIP cannot be revoked; GRANT OWNERSHIP to another role instead.")
+                    _transfer(execution, target, role, copy=bool(expression.args.get("copy_grants")))
+                elif revoke:
+                    for each in _expanded(named, target.kind):
+                        catalog.revoke(target.kind, target.id, each.value, role, option_only=option)
+                else:
+                    catalog.grant(Grant(target.kind, target.id, named.value, role, option, execution.session.role))
+    return results.status(execution.spark, "Statement executed successfully.")
+
+
+def _expanded(named: Privilege, kind: str) -> list[Privilege]:
+    """What REVOKE of ``named`` removes: ALL revokes each privilege too."""
+    return [named, *sorted(APPLICABLE[kind])] if named is Privilege.ALL else [named]
+
+
+def _transfer(execution: Execution, target: Securable, role: str, *, copy: bool) -> None:
+    """GRANT OWNERSHIP: the new owner; without COPY CURRENT GRANTS the object's grants go (Snowflake's rule)."""
+    catalog = execution.catalog
+    if not copy:
+        catalog.revoke_all_on(target.kind, target.id)
+    catalog.set_owner(target.kind, target.id, role)
+
+
+def _future(execution: Execution, privileges: list[Privilege], role: str, *, revoke: bool, option: bool) -> DataFrame:
+    expression = execution.expression
+    container = _securable(execution, expression.text("container"), expression.this)
+    catalog = execution.catalog
+    if not GUARD.owns(catalog, _roles(execution), container):
+        raise InsufficientPrivilegesError(container.kind, container.name)
+    with catalog.transaction():
+        for named in privileges:
+            future = FutureGrant(container.kind, container.id, expression.text("kind"), named.value, role, option)
+            if revoke:
+                catalog.remove_future_grant(future)
+            else:
+                catalog.add_future_grant(future)
+    return results.status(execution.spark, "Statement executed successfully.")
+
+
+@registry.statement(ShowGrants)
+def show_grants(execution: Execution) -> DataFrame:
+    expression = execution.expression
+    catalog = execution.catalog
+    roles = _roles(execution)
+    if expression.args.get("future"):
+        container = _securable(execution, "SCHEMA", expression.this)
+        if not GUARD.sees(catalog, roles, container):
+            raise ObjectNotFoundError(container.name, "Schema")
+        future = [
+            (g.privilege, g.object_kind, f"{container.name}.<{g.object_kind}>", "ROLE", g.role, str(g.grant_option).lower())
+            for g in catalog.future_grants(container.kind, container.id)
+        ]
+        return results.rows(execution.spark, FUTURE_GRANTS_SCHEMA, future)
+    if expression.text("to"):
+        name = _name(expression.this)
+        if expression.text("to") == "USER":
+            if not catalog.user_exists(name):
+                raise ObjectNotFoundError(name, "User")
+            data: list[tuple[object, ...]] = [
+                (None, None, None, g.role, "USER", name, None, g.granted_by)
+                for g in catalog.role_grants(grantee_kind="USER", grantee=name)
+            ]
+            return results.rows(execution.spark, GRANTS_SCHEMA, data)
+        _require_role(execution, name)
+        rows = [
+            (None, g.privilege, g.object_kind, _object_name(execution, g.object_kind, g.object_id), "ROLE", g.role,
+             str(g.grant_option).lower(), g.granted_by)
+            for g in catalog.grants_to([name])
+        ]
+        rows += [
+            (None, "USAGE", "ROLE", g.role, "ROLE", name, "false", g.granted_by)
+            for g in catalog.role_grants(grantee_kind="ROLE", grantee=name)
+        ]
+        return results.rows(execution.spark, GRANTS_SCHEMA, rows)
+    target = _securable(execution, expression.text("on"), expression.this)
+    if target.kind != "ACCOUNT" and not GUARD.sees(catalog, roles, target):
+        raise ObjectNotFoundError(target.name, "Object")
+    owner = catalog.owner(target.kind, target.id)
+    data = [(None, "OWNERSHIP", target.kind, target.name, "ROLE", owner, "true", owner)]
+    data += [
+        (None, g.privilege, target.kind, target.name, "ROLE", g.role, str(g.grant_option).lower(), g.granted_by)
+        for g in catalog.grants_on(target.kind, target.id)
+    ]
+    return results.rows(execution.spark, GRANTS_SCHEMA, data)
+
+
+def _object_name(execution: Execution, kind: str, object_id: str) -> str:
+    catalog = execution.catalog
+    if kind == "ACCOUNT":
+        return "ACCOUNT"
+    if kind == "DATABASE":
+        entry = next((d for d in catalog.databases() if d.id == object_id), None)
+        return entry.name if entry else object_id
+    if kind == "SCHEMA":
+        schema = catalog.schema_by_id(object_id)
+        return schema.qualified if schema else object_id
+    lookups = {
+        "TABLE": catalog.table_by_id,
+        "VIEW": catalog.view_by_id,
+        "STREAM": catalog.stream_by_id,
+        "SEQUENCE": catalog.sequence_by_id,
+    }
+    entry2 = lookups[kind](object_id)
+    return f"{entry2.database}.{entry2.schema}.{entry2.name}" if entry2 else object_id
+
+
+def _show_roles(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
+    data = [
+        (created, name, owner)
+        for name, owner, created in execution.catalog.roles()
+        if like is None or like.fullmatch(name)
+    ]
+    return results.rows(execution.spark, "created_on TIMESTAMP, name STRING, owner STRING", data)
+
+
+def _show_users(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
+    data = [(created, name) for name, created in execution.catalog.users() if like is None or like.fullmatch(name)]
+    return results.rows(execution.spark, "created_on TIMESTAMP, name STRING", data)
+
+
+registry.SHOWS["ROLES"] = _show_roles
+registry.SHOWS["USERS"] = _show_users
+registry.USES["ROLE"] = _use_role
