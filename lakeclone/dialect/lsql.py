@@ -105,6 +105,7 @@ class LsqlParser(Snowflake.Parser):
         "STREAMS": _show_parser("STREAMS"),
         "TERSE STREAMS": _show_parser("STREAMS", terse=True),
         "TRANSACTIONS": _show_parser("TRANSACTIONS"),
+        "CHANNELS": _show_parser("CHANNELS"),
     }
 
     # Options of CREATE STREAM, each a boolean.
