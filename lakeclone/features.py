@@ -20,6 +20,8 @@ FEATURES = (
     "lakeclone.transactions",
     # After views: streams on views read views' definitions.
     "lakeclone.streams",
+    # After transactions: a channel's commits take table locks like any statement's.
+    "lakeclone.channels",
 )
 
 

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
     from pyspark.sql import DataFrame, SparkSession
 
+    from lakeclone.channels import StreamingClient
     from lakeclone.clones.lineage import Lineage
     from lakeclone.engine.executor import Executor
     from lakeclone.vacuum.plan import VacuumPlan
@@ -203,6 +204,23 @@ class Lake:
 
         with spark_errors():
             return plan_for(self._executor, self._executor.resolve(name, privilege="MODIFY"), retain_hours=retain_hours)
+
+    def streaming_client(self, name: str) -> StreamingClient:
+        """A client that opens channels on this Lake's tables, to push rows in with offset tokens.
+
+        Use it as a context manager: leaving the block flushes and closes its channels.
+
+        Example:
+            >>> with lake.streaming_client("ingest") as client:                          # doctest: +SKIP
+            ...     channel, status = client.open_channel("c1", table="orders")
+            ...     channel.append_rows([{"id": 1}], offset_token="1")
+            ...     channel.flush()
+            >>> lake.sql("SHOW CHANNELS IN TABLE orders").first()["offset_token"]        # doctest: +SKIP
+            '1'
+        """
+        from lakeclone.channels import StreamingClient
+
+        return StreamingClient(self, name)
 
     @property
     def last_query_id(self) -> str | None:

@@ -327,3 +327,30 @@ class HiddenVersions:
 
     def __contains__(self, version: object) -> bool:
         return isinstance(version, int) and self.first_version <= version <= self.last_version
+
+
+@dataclass(frozen=True)
+class ChannelEntry:
+    """A channel's catalog row: which table it writes, its current open, and what it last committed.
+
+    Attributes:
+        app_id: the Delta ``txnAppId`` its commits carry; a new one starts the offset token at NULL.
+        generation: how many times it was opened; only the latest open's handle is valid.
+        txn_version: the ``txnVersion`` of its last commit, as last read from the table's log (None: none yet).
+        offset_token: the token that commit carried (a cache of the log).
+    """
+
+    id: str
+    table_id: str
+    name: str
+    client: str
+    app_id: str
+    generation: int
+    txn_version: int | None
+    offset_token: str | None
+    rows_inserted: int
+    rows_in_error: int
+    last_error: str | None
+    created_at: dt.datetime
+    opened_at: dt.datetime
+    last_committed_at: dt.datetime | None

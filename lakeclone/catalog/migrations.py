@@ -307,6 +307,32 @@ INSERT INTO ownership (object_kind, object_id, role)
     SELECT 'SEQUENCE', id, 'ACCOUNTADMIN' FROM sequences
 """
 
+# Channels (Snowpipe-Streaming-style ingestion): one row per channel of a
+# table. ``app_id`` is the Delta txn appId its commits carry; a new id (a new
+# channel, a recreated table, a channel expired after 30 days) starts its offset
+# token at NULL. ``generation`` counts opens: a handle whose generation is no
+# longer current is invalid. ``txn_version`` and ``offset_token`` cache what the
+# table's log says the channel last committed (the log is the source of truth).
+CHANNELS = """
+CREATE TABLE channels (
+    id TEXT PRIMARY KEY,
+    table_id TEXT NOT NULL REFERENCES tables(id),
+    name TEXT NOT NULL,
+    client TEXT NOT NULL,
+    app_id TEXT NOT NULL,
+    generation INTEGER NOT NULL,
+    txn_version INTEGER,
+    offset_token TEXT,
+    rows_inserted INTEGER NOT NULL DEFAULT 0,
+    rows_in_error INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT,
+    created_at TEXT NOT NULL,
+    opened_at TEXT NOT NULL,
+    last_committed_at TEXT
+);
+CREATE UNIQUE INDEX channels_table_name ON channels(table_id, name);
+"""
+
 Migration = Callable[[sqlite3.Connection], None]
 
 
@@ -326,6 +352,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _script(VIEWS),
     _script(TRANSACTIONS),
     _script(ACCESS),
+    _script(CHANNELS),
 )
 """Migration ``n`` (1-based) brings a catalog from user_version ``n - 1`` to ``n``."""
 

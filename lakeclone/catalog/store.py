@@ -9,9 +9,11 @@ from __future__ import annotations
 import datetime as dt
 
 from lakeclone.catalog.access import AccessStore
+from lakeclone.catalog.channels import ChannelStore
 from lakeclone.catalog.db import CatalogBusyError, parse_timestamp, timestamp_text
 from lakeclone.catalog.definitions import DefinitionStore
 from lakeclone.catalog.entries import (
+    ChannelEntry,
     CloneKind,
     ClusteringEntry,
     ColumnDefault,
@@ -42,6 +44,7 @@ __all__ = [
     "DEFAULT_SCHEMA",
     "Catalog",
     "CatalogBusyError",
+    "ChannelEntry",
     "CloneKind",
     "ClusteringEntry",
     "ColumnDefault",
@@ -65,10 +68,11 @@ __all__ = [
 
 class Catalog(
     AccessStore,
-    ObjectStore, ParameterStore, QueryStore, SequenceStore, DefinitionStore, StreamStore, ViewStore, TransactionStore
+    ObjectStore, ParameterStore, QueryStore, SequenceStore, DefinitionStore, StreamStore, ViewStore, TransactionStore,
+    ChannelStore,
 ):
     """The catalog of one warehouse: objects, parameters, statements, sequences, definitions, streams, views,
-    transactions, access control."""
+    transactions, access control, channels."""
 
     def horizon(self, table: TableEntry, now: dt.datetime) -> dt.datetime:
         """The oldest moment time travel on ``table`` reaches: its retention window, or a VACUUM that kept less."""

@@ -109,6 +109,7 @@ class LsqlParser(access.AccessParser):
         "ROLES": _show_parser("ROLES"),
         "USERS": _show_parser("USERS"),
         **access.SHOW_PARSERS,
+        "CHANNELS": _show_parser("CHANNELS"),
     }
 
     # Options of CREATE STREAM, each a boolean.

@@ -7,6 +7,8 @@ import logging
 import uuid
 from typing import TYPE_CHECKING
 
+from sqlglot import exp
+
 from lakeclone.catalog.sessions import SessionLock
 from lakeclone.catalog.store import DEFAULT_DATABASE, DEFAULT_SCHEMA, Catalog, TableEntry
 from lakeclone.delta.log import Delta
@@ -134,6 +136,18 @@ class Executor:
                 registry.SLOTS.authorizer.statement(self, statement.expression)
             for prepare in registry.BEFORE_STATEMENT:
                 prepare(self, statement.expression)
+        return self._execute(statement, handler)
+
+    def run_work(self, expression: exp.Expression, label: str, handler: registry.Handler) -> DataFrame:
+        """Run ``handler`` as one unit of work, as a statement would run, for work no SQL text states.
+
+        A feature's Python API (a channel's flush) commits this way: its Delta
+        commits take table locks and carry a query id like any statement's, and
+        ``label`` is what the query history records for it.
+        """
+        return self._execute(ParsedStatement(expression, label), handler)
+
+    def _execute(self, statement: ParsedStatement, handler: registry.Handler) -> DataFrame:
         query_id = str(uuid.uuid4())
         started_at = self.lake.now()
         self.catalog.record_query(query_id, statement.sql, started_at)

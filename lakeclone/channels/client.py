@@ -1,0 +1,617 @@
+"""Streaming clients and channels: rows pushed from Python into a table, exactly once by offset token.
+
+Example:
+    >>> with lake.streaming_client("ingest") as client:                       # doctest: +SKIP
+    ...     channel, status = client.open_channel("orders_0", table="orders")
+    ...     start = status.latest_committed_offset_token                       # None for a new channel
+    ...     channel.append_rows([{"id": 1}, {"id": 2}], offset_token="2")
+    ...     channel.wait_for_commit("2", timeout_seconds=30)
+    True
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from sqlglot import exp
+
+from lakeclone.catalog.store import Catalog
+from lakeclone.channels import log as channel_log
+from lakeclone.channels.convert import InsertError, RowConverter, UnsupportedColumnType
+from lakeclone.engine import results
+from lakeclone.errors import ConcurrentWriteError, InvalidParameterError, LakecloneError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+    from typing_extensions import Self
+
+    from lakeclone.catalog.entries import ChannelEntry, TableEntry
+    from lakeclone.engine.executor import Execution, Executor
+    from lakeclone.lake import Lake
+
+MAX_CLIENT_LAG = dt.timedelta(minutes=10)
+DEFAULT_CLIENT_LAG = dt.timedelta(seconds=1)
+EXPIRY = dt.timedelta(days=30)
+# How often (real time) the flusher looks at the Lake's clock.
+_POLL_SECONDS = 0.02
+_OPEN_ATTEMPTS = 20
+
+
+class OnError(str, Enum):
+    """What an insert does with rows that fail conversion (Snowflake's ON_ERROR)."""
+
+    CONTINUE = "CONTINUE"
+    """Load the good rows; return every error."""
+    SKIP_BATCH = "SKIP_BATCH"
+    """Load none of a batch with any error; return every error."""
+    ABORT = "ABORT"
+    """Reject the whole batch and raise at the first error."""
+
+
+class ChannelStatusCode(str, Enum):
+    SUCCESS = "SUCCESS"
+    INVALID = "INVALID"
+    CLOSED = "CLOSED"
+
+
+class ChannelInvalidError(LakecloneError):
+    """The channel handle was invalidated (reopened elsewhere, its table dropped) or closed; its unflushed rows are gone."""
+
+
+class ChannelInsertError(LakecloneError):
+    """An ON_ERROR = ABORT batch had a row that failed: nothing of the batch was loaded.
+
+    Attributes:
+        errors: the error that stopped the batch.
+    """
+
+    def __init__(self, errors: Sequence[InsertError]) -> None:
+        super().__init__(f"The batch was rejected (ON_ERROR = ABORT): {errors[0]}")
+        self.errors = tuple(errors)
+
+
+class ChannelOpenError(LakecloneError):
+    """A table channels cannot write."""
+
+
+@dataclass(frozen=True)
+class InsertValidationResponse:
+    """What an insert did: every error (row index, column, message); the rows without errors were loaded per ON_ERROR."""
+
+    errors: tuple[InsertError, ...]
+    inserted_row_count: int
+
+    def has_errors(self) -> bool:
+        return bool(self.errors)
+
+    @property
+    def error_row_count(self) -> int:
+        return len({e.row_index for e in self.errors})
+
+
+@dataclass(frozen=True)
+class ChannelStatus:
+    """A channel as its handle sees it.
+
+    Attributes:
+        latest_committed_offset_token: the token of its last commit to the table (None: none yet).
+        rows_inserted_count: rows committed through the channel since it was created.
+        rows_error_count: rows rejected with errors.
+        last_error_message: the last of those errors, or a background flush's failure.
+        lag: how long the oldest buffered row has waited, by the Lake's clock.
+    """
+
+    channel_name: str
+    table: str
+    status_code: ChannelStatusCode
+    latest_committed_offset_token: str | None
+    rows_inserted_count: int
+    rows_error_count: int
+    last_error_message: str | None
+    lag: dt.timedelta
+    buffered_row_count: int
+
+
+def parse_lag(value: str | float | dt.timedelta) -> dt.timedelta:
+    """``"1 second"``, ``"500 ms"``, ``"2 minutes"``, a number of seconds or a timedelta; at most 10 minutes."""
+    if isinstance(value, dt.timedelta):
+        lag = value
+    elif isinstance(value, (int, float)):
+        lag = dt.timedelta(seconds=value)
+    else:
+        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|sec|seconds?|m|min|minutes?)\s*", value, re.I)
+        if match is None:
+            raise InvalidParameterError(f"Invalid max_client_lag '{value}': use e.g. '1 second' or '500 milliseconds'.")
+        amount, unit = float(match.group(1)), match.group(2).lower()
+        factor = 60.0 if unit in {"m", "min", "minute", "minutes"} else 0.001 if unit.startswith("m") else 1.0
+        lag = dt.timedelta(seconds=amount * factor)
+    if lag <= dt.timedelta(0) or lag > MAX_CLIENT_LAG:
+        raise InvalidParameterError("max_client_lag must be more than 0 and at most 10 minutes.")
+    return lag
+
+
+def clock_reading(lake: Lake) -> dt.datetime:
+    """The Lake clock's time without consuming a reading (a ManualClock ticks a millisecond per reading)."""
+    peek = getattr(lake.clock, "peek", None)
+    return peek() if callable(peek) else lake.now()
+
+
+class _ChannelWork(exp.Expression):
+    """A channel's open or flush, run as a unit of work: no SQL text states it."""
+
+    arg_types: ClassVar[dict[str, bool]] = {}
+
+
+class StreamingClient:
+    """A client of one Lake that opens channels; a context manager that closes them all.
+
+    It runs its commits in a Spark session and catalog connection of its own
+    (like another worksheet), so a background flush never mixes with the
+    user's statements, and flushes each channel's rows in the background at
+    least every ``max_client_lag`` by the Lake's clock.
+    """
+
+    def __init__(self, lake: Lake, name: str) -> None:
+        from lakeclone.lake import Lake as LakeType
+        from lakeclone.session import prepare
+
+        if not name:
+            raise InvalidParameterError("A streaming client needs a name.")
+        self.name = name
+        self.lake = lake
+        spark = lake.spark.newSession()
+        prepare(spark)
+        # The client acts as the Lake's user in its current role: its channels need that role's privileges.
+        context = lake._executor.context
+        self._session = LakeType(
+            lake.warehouse, lake.location, spark, lake.clock, progress=False, user=context.user, role=context.role
+        )
+        self._session.lock_timeout = lake.lock_timeout
+        self._work_lock = threading.RLock()
+        self._reader = Catalog(lake.catalog_path)
+        self._reader_lock = threading.Lock()
+        self._channels: list[Channel] = []
+        self._stop = threading.Event()
+        self._flusher = threading.Thread(target=self._flush_in_background, name=f"lakeclone-channels-{name}", daemon=True)
+        self._flusher.start()
+        self._closed = False
+
+    @property
+    def executor(self) -> Executor:
+        # Commits wait for other sessions' transactions as long as the Lake's statements do.
+        self._session.lock_timeout = self.lake.lock_timeout
+        return self._session._executor
+
+    def open_channel(
+        self,
+        channel_name: str,
+        *,
+        table: str,
+        on_error: OnError | str = OnError.ABORT,
+        max_client_lag: str | float | dt.timedelta = DEFAULT_CLIENT_LAG,
+    ) -> tuple[Channel, ChannelStatus]:
+        """Open (or take over) the channel ``channel_name`` of ``table``.
+
+        Any earlier handle of the channel, in any process, is invalid from now
+        on: rows it buffered never land. The status's
+        ``latest_committed_offset_token`` is where the source resumes.
+
+        Raises:
+            ChannelOpenError: the table has a column channels cannot fill.
+            ObjectNotFoundError: no such table, or none the client's role may see.
+            InsufficientPrivilegesError: the role may see the table but not insert into it.
+        """
+        if self._closed:
+            raise ChannelInvalidError(f"Streaming client {self.name} is closed.")
+        if not channel_name:
+            raise InvalidParameterError("A channel needs a name.")
+        policy = OnError(on_error.upper() if isinstance(on_error, str) else on_error)
+        lag = parse_lag(max_client_lag)
+        with self._work_lock:
+            # Snowpipe Streaming's rule: OWNERSHIP or INSERT on the table, USAGE on its schema and database.
+            table_entry = self.executor.resolve(table, privilege="INSERT")
+            log = self.executor.delta.table(table_entry.location)
+            schema = log.schema()
+            converter = _converter_for(self.executor.catalog, table_entry, schema)
+            opened: dict[str, Any] = {}
+
+            def handler(execution: Execution) -> DataFrame:
+                opened.update(_open(execution, table_entry, channel_name, self.name))
+                return results.status(execution.spark, f"Channel {channel_name} opened.")
+
+            self.executor.run_work(_ChannelWork(), f"-- open channel {channel_name} on {table_entry.qualified}", handler)
+        channel = Channel(self, table_entry, schema, converter, opened["entry"], opened["version"], opened["token"], policy, lag)
+        self._channels = [c for c in self._channels if c.is_valid and not c.is_closed] + [channel]
+        return channel, channel.get_channel_status()
+
+    def close(self) -> None:
+        """Flush and close every channel it opened, and stop its background flushes."""
+        if self._closed:
+            return
+        failure: LakecloneError | None = None
+        for channel in list(self._channels):
+            try:
+                channel.close()
+            except LakecloneError as error:
+                failure = failure or error
+        self._stop.set()
+        self._flusher.join(timeout=60)
+        self._closed = True
+        self._reader.close()
+        self.executor.session.release()
+        if failure is not None:
+            raise failure
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _flush_in_background(self) -> None:
+        while not self._stop.wait(_POLL_SECONDS):
+            now = clock_reading(self.lake)
+            for channel in list(self._channels):
+                if channel._due(now):
+                    channel._flush_quietly()
+
+    def _generation(self, channel_id: str) -> tuple[int, str] | None:
+        with self._reader_lock:
+            entry = self._reader.channel_by_id(channel_id)
+        return (entry.generation, entry.app_id) if entry else None
+
+
+def _converter_for(catalog: Catalog, table: TableEntry, schema: StructType) -> RowConverter:
+    """The table's row converter, or ChannelOpenError for a table channels refuse."""
+    for default in catalog.column_defaults(table.id):
+        if default.sequence_id is not None:
+            raise ChannelOpenError(
+                f"Channels cannot write table {table.qualified}: column {default.column} is AUTOINCREMENT/IDENTITY."
+            )
+        if default.expression is not None and default.expression.strip().upper() != "NULL":
+            raise ChannelOpenError(
+                f"Channels cannot write table {table.qualified}: column {default.column} has a default value."
+            )
+    for field in schema.fields:
+        metadata = field.metadata or {}
+        if "delta.identity.start" in metadata or "delta.generationExpression" in metadata:
+            raise ChannelOpenError(
+                f"Channels cannot write table {table.qualified}: column {field.name} is an identity or generated column."
+            )
+        if "CURRENT_DEFAULT" in metadata:
+            raise ChannelOpenError(f"Channels cannot write table {table.qualified}: column {field.name} has a default value.")
+        collation = getattr(field.dataType, "collation", None)
+        if collation not in (None, "UTF8_BINARY"):
+            raise ChannelOpenError(f"Channels cannot write table {table.qualified}: column {field.name} has a collation.")
+    try:
+        return RowConverter.for_schema(schema)
+    except UnsupportedColumnType as error:
+        raise ChannelOpenError(f"Channels cannot write table {table.qualified}: type {error} is not supported.") from None
+
+
+def expire(catalog: Catalog, entry: ChannelEntry, now: dt.datetime) -> ChannelEntry:
+    """A channel with no ingestion for 30 days starts over with a NULL token (the caller holds a catalog transaction)."""
+    if now - (entry.last_committed_at or entry.created_at) <= EXPIRY:
+        return entry
+    catalog.reset_channel(entry.id, now)
+    fresh = catalog.channel_by_id(entry.id)
+    assert fresh is not None
+    return fresh
+
+
+def _open(execution: Execution, table: TableEntry, name: str, client: str) -> dict[str, Any]:
+    """Take the channel over and fence it: one commit that moves its txn version, so no older handle's flush can land."""
+    catalog = execution.catalog
+    with catalog.transaction():
+        existing = catalog.channel(table.id, name)
+        if existing is not None:
+            expire(catalog, existing, execution.now())
+        entry = catalog.open_channel(table.id, name, client, execution.now())
+    log = execution.delta.table(table.location)
+    for _ in range(_OPEN_ATTEMPTS):
+        current = channel_log.txn_version(log, entry.app_id)
+        token = channel_log.token_at(log, entry, current)
+        try:
+            if _write(execution, table, entry, current + 1, token, None, opened=True):
+                with catalog.transaction():
+                    catalog.cache_channel_token(entry.id, entry.app_id, current + 1, token)
+                return {"entry": entry, "version": current + 1, "token": token}
+        except ConcurrentWriteError:
+            pass  # an older handle's flush won the race: read what it committed and fence again
+    raise ChannelInvalidError(f"Channel {name} could not be opened: other handles kept committing to it.")
+
+
+def _write(
+    execution: Execution,
+    table: TableEntry,
+    entry: ChannelEntry,
+    version: int,
+    token: str | None,
+    frame: DataFrame | None,
+    *,
+    opened: bool = False,
+) -> bool:
+    """One append carrying the channel's txn version and token; whether it landed (Delta skips a stale version)."""
+    log = execution.delta.table(table.location)
+    before = log.version()
+    if frame is None:
+        frame = execution.spark.createDataFrame([], log.schema())
+    with execution.work.delta(parameters=channel_log.parameters(entry, version, token, opened=opened), target=table.location):
+        (
+            frame.write.format("delta")
+            .mode("append")
+            .option("txnAppId", entry.app_id)
+            .option("txnVersion", version)
+            .save(table.location)
+        )
+    return any(c.version > before and c.query_id == execution.query_id for c in log.history())
+
+
+@dataclass
+class _Buffer:
+    rows: list[tuple[Any, ...]]
+    token: str | None
+    token_changed: bool
+    oldest: dt.datetime | None
+
+
+class Channel:
+    """One channel's handle: buffers rows and their offset token, and commits them to the table.
+
+    Get one from :meth:`StreamingClient.open_channel`.
+    """
+
+    def __init__(
+        self,
+        client: StreamingClient,
+        table: TableEntry,
+        schema: StructType,
+        converter: RowConverter,
+        entry: ChannelEntry,
+        txn_version: int,
+        token: str | None,
+        on_error: OnError,
+        max_client_lag: dt.timedelta,
+    ) -> None:
+        self.client = client
+        self.table = table
+        self.name = entry.name
+        self.on_error = on_error
+        self.max_client_lag = max_client_lag
+        self._schema = schema
+        self._converter = converter
+        self._entry = entry
+        self._txn_version = txn_version
+        self._committed_token = token
+        self._buffer = _Buffer([], token, False, None)
+        self._buffer_lock = threading.Lock()
+        self._invalid: str | None = None
+        self._closed = False
+        self._last_error: str | None = None
+
+    # State ----------------------------------------------------------------------
+
+    @property
+    def is_valid(self) -> bool:
+        """Whether this handle may still write: no later open of the channel, anywhere, took it over."""
+        if self._invalid is None and not self._closed:
+            current = self.client._generation(self._entry.id)
+            if current != (self._entry.generation, self._entry.app_id):
+                self._invalidate(f"Channel {self.name} was reopened by another handle.")
+        return self._invalid is None
+
+    @property
+    def is_closed(self) -> bool:
+        return self._closed
+
+    def _invalidate(self, reason: str) -> None:
+        self._invalid = reason
+        with self._buffer_lock:
+            self._buffer = _Buffer([], None, False, None)
+
+    def _require_open(self) -> None:
+        if self._closed:
+            raise ChannelInvalidError(f"Channel {self.name} is closed.")
+        if not self.is_valid:
+            raise ChannelInvalidError(f"{self._invalid} This handle is invalid; its unflushed rows were discarded.")
+
+    # Rows -----------------------------------------------------------------------
+
+    def append_row(self, row: Mapping[str, Any], offset_token: str | None = None) -> None:
+        """Buffer one row (see :meth:`append_rows`)."""
+        self.append_rows([row], offset_token)
+
+    def append_rows(self, rows: Sequence[Mapping[str, Any]], offset_token: str | None = None) -> None:
+        """Buffer rows and the token that follows them; a background flush commits them.
+
+        Errors are handled per the channel's ON_ERROR; with ABORT (the
+        default) the first raises ChannelInsertError and nothing of the batch is
+        kept. Errors kept under CONTINUE and SKIP_BATCH show in the channel's status.
+        """
+        self.insert_rows(rows, offset_token)
+
+    def insert_row(self, row: Mapping[str, Any], offset_token: str | None = None) -> InsertValidationResponse:
+        return self.insert_rows([row], offset_token)
+
+    def insert_rows(self, rows: Sequence[Mapping[str, Any]], offset_token: str | None = None) -> InsertValidationResponse:
+        """Buffer rows and the token that follows them, returning every error (row index, column, message).
+
+        Raises:
+            ChannelInsertError: ON_ERROR = ABORT and a row has an error (nothing buffered).
+            ChannelInvalidError: the handle is invalid or closed.
+        """
+        self._require_open()
+        if offset_token is not None and not isinstance(offset_token, str):
+            raise InvalidParameterError("An offset token is a string.")
+        converted, per_row = self._converter.convert(list(rows), offset_token)
+        errors = [error for found in per_row for error in found]
+        if errors and self.on_error is OnError.ABORT:
+            raise ChannelInsertError(errors[:1])
+        skipped = bool(errors) and self.on_error is OnError.SKIP_BATCH
+        keep = [] if skipped else [r for r, e in zip(converted, per_row, strict=True) if not e]
+        if errors:
+            bad_rows = len({e.row_index for e in errors})
+            self._last_error = str(errors[-1])
+            with self.client._reader_lock, self.client._reader.transaction():
+                self.client._reader.record_channel_errors(self._entry.id, bad_rows, self._last_error)
+        now = clock_reading(self.client.lake)
+        with self._buffer_lock:
+            buffer = self._buffer
+            buffer.rows.extend(keep)
+            if offset_token is not None:
+                buffer.token, buffer.token_changed = offset_token, True
+            if buffer.oldest is None and (keep or offset_token is not None):
+                buffer.oldest = now
+        return InsertValidationResponse(tuple(errors), len(keep))
+
+    # Commits --------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Commit what is buffered now, as one Delta commit with its token; returns when it has landed."""
+        self._require_open()
+        self._flush()
+
+    def _due(self, now: dt.datetime) -> bool:
+        oldest = self._buffer.oldest
+        return self._invalid is None and not self._closed and oldest is not None and now - oldest >= self.max_client_lag
+
+    def _flush_quietly(self) -> None:
+        try:
+            self._flush()
+        except LakecloneError as error:
+            self._last_error = str(error)
+
+    def _flush(self) -> None:
+        with self.client._work_lock:
+            with self._buffer_lock:
+                buffer = self._buffer
+                if not buffer.rows and not buffer.token_changed:
+                    return
+                self._buffer = _Buffer([], buffer.token, False, None)
+            try:
+                self._commit(buffer)
+            except ChannelInvalidError as error:
+                self._invalidate(str(error))
+                raise
+            except BaseException:
+                with self._buffer_lock:  # nothing landed: the rows wait for the next flush, in order
+                    later = self._buffer
+                    self._buffer = _Buffer(
+                        buffer.rows + later.rows,
+                        later.token if later.token_changed else buffer.token,
+                        True,
+                        buffer.oldest,
+                    )
+                raise
+
+    def _commit(self, buffer: _Buffer) -> None:
+        executor = self.client.executor
+        version = self._txn_version + 1
+        entry, table = self._entry, self.table
+
+        def handler(execution: Execution) -> DataFrame:
+            catalog = execution.catalog
+            current = catalog.channel_by_id(entry.id)
+            if current is None or (current.generation, current.app_id) != (entry.generation, entry.app_id):
+                raise ChannelInvalidError(f"Channel {self.name} was reopened by another handle.")
+            if catalog.live_table_at(table.location) is None:
+                raise ChannelInvalidError(f"The table of channel {self.name} was dropped.")
+            frame = _frame(execution.spark, self._schema, buffer.rows)
+            try:
+                landed = _write(execution, table, entry, version, buffer.token, frame)
+            except ConcurrentWriteError:
+                landed = False
+            if not landed:
+                raise ChannelInvalidError(f"Channel {self.name} was reopened by another handle.")
+            with catalog.transaction():
+                catalog.record_channel_commit(entry.id, entry.app_id, version, buffer.token, len(buffer.rows), execution.now())
+            return results.counts(execution.spark, [("number of rows inserted", len(buffer.rows))])
+
+        executor.run_work(_ChannelWork(), f"-- flush channel {self.name} of {table.qualified}", handler)
+        self._txn_version = version
+        self._committed_token = buffer.token
+
+    def get_latest_committed_offset_token(self) -> str | None:
+        """The token of the channel's last commit, read from the table's log."""
+        self._require_open()
+        with self.client._work_lock:
+            log = self.client.executor.delta.table(self.table.location)
+            entry = self.client.executor.catalog.channel_by_id(self._entry.id) or self._entry
+            if (entry.generation, entry.app_id) != (self._entry.generation, self._entry.app_id):
+                self._invalidate(f"Channel {self.name} was reopened by another handle.")
+                self._require_open()
+            return channel_log.token_at(log, entry, channel_log.txn_version(log, entry.app_id))
+
+    def wait_for_commit(self, token: str | Callable[[str | None], bool], timeout_seconds: float = 60) -> bool:
+        """Wait (real time) until the committed token is ``token`` or satisfies the predicate; False on timeout."""
+        check: Callable[[str | None], bool] = token if callable(token) else (lambda found: found == token)
+        deadline = time.monotonic() + timeout_seconds
+        while True:
+            self._require_open()
+            if check(self._committed_token):
+                return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(_POLL_SECONDS)
+
+    def get_channel_status(self) -> ChannelStatus:
+        code = ChannelStatusCode.CLOSED if self._closed else ChannelStatusCode.SUCCESS
+        if code is ChannelStatusCode.SUCCESS and not self.is_valid:
+            code = ChannelStatusCode.INVALID
+        with self.client._reader_lock:
+            entry = self.client._reader.channel_by_id(self._entry.id)
+        oldest = self._buffer.oldest
+        return ChannelStatus(
+            channel_name=self.name,
+            table=self.table.qualified,
+            status_code=code,
+            latest_committed_offset_token=self._committed_token,
+            rows_inserted_count=entry.rows_inserted if entry else 0,
+            rows_error_count=entry.rows_in_error if entry else 0,
+            last_error_message=self._last_error or (entry.last_error if entry else None),
+            lag=clock_reading(self.client.lake) - oldest if oldest else dt.timedelta(0),
+            buffered_row_count=len(self._buffer.rows),
+        )
+
+    def close(self, wait_for_flush: bool = True, timeout_seconds: float | None = None) -> None:
+        """Close the handle; with ``wait_for_flush``, commit what it buffered first (else it is discarded).
+
+        ``timeout_seconds`` bounds (real time) the wait for the client's commits in progress.
+        """
+        if self._closed:
+            return
+        if wait_for_flush and self.is_valid:
+            if not self.client._work_lock.acquire(timeout=-1 if timeout_seconds is None else timeout_seconds):
+                raise ChannelInvalidError(f"Channel {self.name} could not flush within {timeout_seconds:g} s.")
+            try:
+                self._flush()
+            finally:
+                self.client._work_lock.release()
+        self._closed = True
+        with self._buffer_lock:
+            self._buffer = _Buffer([], None, False, None)
+
+    def __repr__(self) -> str:
+        return f"Channel({self.name!r}, table={self.table.qualified!r})"
+
+
+def _frame(spark: SparkSession, schema: StructType, rows: list[tuple[Any, ...]]) -> DataFrame:
+    """The rows as a frame of the table's schema; VARIANT values arrive as JSON text and are parsed by Spark."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType, StructField, StructType, VariantType
+
+    variants = [f.name for f in schema.fields if isinstance(f.dataType, VariantType)]
+    if not variants:
+        return spark.createDataFrame(rows, schema)
+    staging = StructType([StructField(f.name, StringType(), True) if f.name in variants else f for f in schema.fields])
+    frame = spark.createDataFrame(rows, staging)
+    columns = [F.parse_json(F.col(f.name)).alias(f.name) if f.name in variants else F.col(f.name) for f in schema.fields]
+    return frame.select(*columns)

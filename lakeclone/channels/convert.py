@@ -1,0 +1,331 @@
+"""Python values to a table's column types, as Snowpipe Streaming converts them.
+
+Each failed conversion is an error for its row naming its column; a row with
+any error is not loaded. Strings become dates, timestamps, booleans, numbers,
+binary (from hex) and VARIANT (parsed as JSON); epoch numbers (and numeric
+strings) become dates and timestamps with Snowflake's rule for their unit.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import DataType, StructType
+
+
+class ConversionError(ValueError):
+    """A value its column's type cannot hold."""
+
+
+@dataclass(frozen=True)
+class InsertError:
+    """One error of an insert: the row (its index in the batch), the column, and what went wrong.
+
+    Attributes:
+        row_index: the row's position in the rows passed to the call, from 0.
+        column: the column's name, or None for an error of the whole row.
+        message: what went wrong, as Snowflake words it where it has words.
+        offset_token: the token passed with the batch, if any.
+    """
+
+    row_index: int
+    column: str | None
+    message: str
+    offset_token: str | None = None
+
+    def __str__(self) -> str:
+        where = f"column {self.column}" if self.column else "the row"
+        return f"Row {self.row_index}, {where}: {self.message}"
+
+
+_TRUE = {"true", "t", "yes", "y", "on", "1"}
+_FALSE = {"false", "f", "no", "n", "off", "0"}
+
+# Snowflake's AUTO date and timestamp formats, as strptime formats (the seed's list).
+_DATE_FORMATS = ("%Y-%m-%d", "%d-%b-%Y", "%m/%d/%Y")
+_TIME_PART = ("%H:%M:%S.%f", "%H:%M:%S", "%H:%M")
+_TIMESTAMP_FORMATS = (
+    *(
+        f"{date}{sep}{time}{zone}"
+        for date in _DATE_FORMATS
+        for sep in (" ", "T")
+        for time in _TIME_PART
+        for zone in ("", "%z", " %z")
+    ),
+    "%a, %d %b %Y %H:%M:%S %z",  # RFC 2822, as in HTTP headers and mail
+    "%a %b %d %H:%M:%S %z %Y",  # Twitter's
+    *_DATE_FORMATS,
+)
+_INTEGER_TEXT = re.compile(r"^[+-]?\d+$")
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+# Snowflake's rule for an epoch number's unit: below 31536000000 it is seconds,
+# then milliseconds, microseconds, and nanoseconds above 31536000000000000.
+_UNIT_LIMITS = ((31_536_000_000, 1), (31_536_000_000_000, 1_000), (31_536_000_000_000_000, 1_000_000))
+
+
+def _epoch(value: int) -> dt.datetime:
+    for limit, per_second in _UNIT_LIMITS:
+        if abs(value) < limit:
+            return _EPOCH + dt.timedelta(microseconds=value * 1_000_000 // per_second)
+    return _EPOCH + dt.timedelta(microseconds=value // 1_000)
+
+
+def _timestamp(value: Any) -> dt.datetime:
+    if isinstance(value, dt.datetime):
+        return value
+    if isinstance(value, dt.date):
+        return dt.datetime(value.year, value.month, value.day)
+    if isinstance(value, bool):
+        raise ConversionError(f"Boolean value {value} is not recognized as a timestamp")
+    if isinstance(value, int):
+        return _epoch(value)
+    if isinstance(value, str):
+        text = value.strip()
+        if _INTEGER_TEXT.match(text):
+            return _epoch(int(text))
+        # fromisoformat covers ISO 8601 with any fraction and offset, and a trailing Z.
+        try:
+            return dt.datetime.fromisoformat(text)
+        except ValueError:
+            pass
+        for pattern in _TIMESTAMP_FORMATS:
+            try:
+                return dt.datetime.strptime(text, pattern)
+            except ValueError:
+                continue
+    raise ConversionError(f"Timestamp '{value}' is not recognized")
+
+
+def _to_timestamp(value: Any) -> dt.datetime:
+    """An instant (TIMESTAMP_LTZ/TZ): a value without an offset is in UTC."""
+    moment = _timestamp(value)
+    return moment.replace(tzinfo=dt.timezone.utc) if moment.tzinfo is None else moment.astimezone(dt.timezone.utc)
+
+
+def _to_timestamp_ntz(value: Any) -> dt.datetime:
+    """A wall-clock time (TIMESTAMP_NTZ): an offset given is dropped, as Snowflake drops it."""
+    return _timestamp(value).replace(tzinfo=None)
+
+
+def _to_date(value: Any) -> dt.date:
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    try:
+        return _timestamp(value).date()
+    except ConversionError:
+        raise ConversionError(f"Date '{value}' is not recognized") from None
+
+
+def _to_boolean(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float, decimal.Decimal)):
+        return value != 0
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    raise ConversionError(f"Boolean value '{value}' is not recognized")
+
+
+def _number(value: Any) -> decimal.Decimal:
+    if isinstance(value, bool):
+        raise ConversionError(f"Numeric value '{value}' is not recognized")
+    if isinstance(value, (int, decimal.Decimal)):
+        return decimal.Decimal(value)
+    if isinstance(value, float):
+        return decimal.Decimal(repr(value))
+    if isinstance(value, str):
+        try:
+            return decimal.Decimal(value.strip())
+        except decimal.InvalidOperation:
+            pass
+    raise ConversionError(f"Numeric value '{value}' is not recognized")
+
+
+def _integer(bits: int) -> Callable[[Any], int]:
+    low, high = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+
+    def convert(value: Any) -> int:
+        number = _number(value)
+        if not number.is_finite():
+            raise ConversionError(f"Numeric value '{value}' is not recognized")
+        whole = int(number.to_integral_value(rounding=decimal.ROUND_HALF_UP))
+        if not low <= whole <= high:
+            raise ConversionError(f"Numeric value '{value}' is out of range")
+        return whole
+
+    return convert
+
+
+def _decimal(precision: int, scale: int) -> Callable[[Any], decimal.Decimal]:
+    quantum = decimal.Decimal(1).scaleb(-scale)
+
+    def convert(value: Any) -> decimal.Decimal:
+        number = _number(value)
+        if not number.is_finite():
+            raise ConversionError(f"Numeric value '{value}' is not recognized")
+        # Whole digits beyond precision - scale do not fit (and would overflow quantize's context).
+        if number != 0 and number.adjusted() + 1 > precision - scale:
+            raise ConversionError(f"Value {value} does not fit NUMBER({precision}, {scale})")
+        return number.quantize(quantum, rounding=decimal.ROUND_HALF_UP)
+
+    return convert
+
+
+def _to_double(value: Any) -> float:
+    if isinstance(value, str) and value.strip().lower() in {"nan", "inf", "-inf", "infinity", "-infinity"}:
+        return float(value.strip())
+    return float(_number(value))
+
+
+def _to_string(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float, decimal.Decimal)):
+        return str(value)
+    if isinstance(value, (dt.date, dt.datetime)):
+        return value.isoformat()
+    if isinstance(value, (dict, list)):
+        return json.dumps(value)
+    raise ConversionError(f"Value of type {type(value).__name__} cannot be stored as VARCHAR")
+
+
+def _to_binary(value: Any) -> bytes:
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    if isinstance(value, str):
+        try:
+            return bytes.fromhex(value)
+        except ValueError:
+            raise ConversionError(f"Binary value '{value}' is not a valid hex string") from None
+    raise ConversionError(f"Value of type {type(value).__name__} cannot be stored as BINARY")
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (dt.date, dt.datetime)):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).hex()
+    raise TypeError(type(value).__name__)
+
+
+def _to_variant_json(value: Any) -> str:
+    """VARIANT as JSON text (Spark's ``parse_json`` makes the variant): a string is parsed as JSON."""
+    if isinstance(value, str):
+        try:
+            json.loads(value)
+        except ValueError:
+            raise ConversionError(f"Error parsing JSON: '{value[:80]}'") from None
+        return value
+    try:
+        return json.dumps(value, default=_json_default)
+    except (TypeError, ValueError) as error:
+        raise ConversionError(f"Value cannot be stored as VARIANT: {error}") from None
+
+
+def _to_array(element: Callable[[Any], Any]) -> Callable[[Any], list[Any]]:
+    def convert(value: Any) -> list[Any]:
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                raise ConversionError(f"Error parsing JSON: '{value[:80]}'") from None
+        if not isinstance(value, (list, tuple)):
+            raise ConversionError(f"Value of type {type(value).__name__} cannot be stored as ARRAY")
+        return [None if item is None else element(item) for item in value]
+
+    return convert
+
+
+def converter(data_type: DataType) -> Callable[[Any], Any]:
+    """The conversion of a Python value to ``data_type`` (raises ConversionError, or UnsupportedType)."""
+    from pyspark.sql import types as T
+
+    simple: Mapping[type[DataType], Callable[[Any], Any]] = {
+        T.StringType: _to_string,
+        T.BooleanType: _to_boolean,
+        T.ByteType: _integer(8),
+        T.ShortType: _integer(16),
+        T.IntegerType: _integer(32),
+        T.LongType: _integer(64),
+        T.DoubleType: _to_double,
+        T.FloatType: _to_double,
+        T.DateType: _to_date,
+        T.TimestampType: _to_timestamp,
+        T.TimestampNTZType: _to_timestamp_ntz,
+        T.BinaryType: _to_binary,
+        T.VariantType: _to_variant_json,
+    }
+    if type(data_type) in simple:
+        return simple[type(data_type)]
+    if isinstance(data_type, T.DecimalType):
+        return _decimal(data_type.precision, data_type.scale)
+    if isinstance(data_type, T.ArrayType):
+        return _to_array(converter(data_type.elementType))
+    raise UnsupportedColumnType(data_type.simpleString())
+
+
+class UnsupportedColumnType(Exception):
+    """A column type channels do not load (GEOGRAPHY, GEOMETRY, maps, structs)."""
+
+
+@dataclass(frozen=True)
+class RowConverter:
+    """Converts rows (dicts by column name, matched case-insensitively) to tuples in the table's column order."""
+
+    names: tuple[str, ...]
+    nullable: tuple[bool, ...]
+    converters: tuple[Callable[[Any], Any], ...]
+
+    @classmethod
+    def for_schema(cls, schema: StructType) -> RowConverter:
+        return cls(
+            tuple(f.name for f in schema.fields),
+            tuple(f.nullable for f in schema.fields),
+            tuple(converter(f.dataType) for f in schema.fields),
+        )
+
+    def convert(
+        self, rows: Sequence[Any], token: str | None
+    ) -> tuple[list[tuple[Any, ...]], list[list[InsertError]]]:
+        """Each row converted (or None where it has errors), and each row's errors."""
+        positions = {name.upper(): index for index, name in enumerate(self.names)}
+        converted: list[tuple[Any, ...]] = []
+        errors: list[list[InsertError]] = []
+        for index, row in enumerate(rows):
+            found: list[InsertError] = []
+            values: list[Any] = [None] * len(self.names)
+            if not isinstance(row, Mapping):
+                found.append(InsertError(index, None, f"A row must be a dict, not {type(row).__name__}", token))
+            else:
+                for key, value in row.items():
+                    position = positions.get(str(key).upper())
+                    if position is None:
+                        found.append(InsertError(index, str(key), f"Column {key} does not exist in the table", token))
+                    elif value is not None:
+                        try:
+                            values[position] = self.converters[position](value)
+                        except ConversionError as error:
+                            found.append(InsertError(index, self.names[position], str(error), token))
+                        except (ValueError, ArithmeticError, TypeError) as error:
+                            message = f"Value '{value}' cannot be stored in the column: {error}"
+                            found.append(InsertError(index, self.names[position], message, token))
+                for position, name in enumerate(self.names):
+                    if values[position] is None and not self.nullable[position] and not any(e.column == name for e in found):
+                        found.append(InsertError(index, name, "NULL result in a non-nullable column", token))
+            converted.append(tuple(values))
+            errors.append(found)
+        return converted, errors

@@ -1,0 +1,437 @@
+"""Channels: rows pushed through named channels with offset tokens, committed to Delta exactly once.
+
+Every table is read back with delta-spark and the Delta kernel; the token is
+checked in the table's own log (the commit's ``txn`` action and its
+``commitInfo``), the source of truth.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from delta_reader import kernel_rows, spark_rows
+from lake_helpers import location, rows
+
+import lakeclone
+from lakeclone.channels import (
+    ChannelInsertError,
+    ChannelInvalidError,
+    ChannelOpenError,
+    ChannelStatusCode,
+    OnError,
+    StreamingClient,
+)
+from lakeclone.errors import InvalidParameterError, LakecloneError, ObjectNotFoundError
+
+pytestmark = pytest.mark.spark
+
+LONG_LAG = "10 minutes"  # no background flush unless a test moves the clock that far
+
+
+@pytest.fixture
+def client(lake: lakeclone.Lake) -> Iterator[StreamingClient]:
+    lake.sql("CREATE TABLE t (id INT, v STRING)")
+    with lake.streaming_client("ingest") as streaming:
+        yield streaming
+
+
+def log_commits(lake: lakeclone.Lake, table: str) -> list[dict[str, object]]:
+    """Each commit file of the table's log, its actions by kind (read, never written, by the test)."""
+    folder = Path(location(lake, table)) / "_delta_log"
+    found = []
+    for path in sorted(folder.glob("*.json")):
+        actions: dict[str, object] = {}
+        for line in path.read_text().splitlines():
+            (kind, body), = json.loads(line).items()
+            actions.setdefault(kind, []).append(body)  # type: ignore[attr-defined]
+        found.append(actions)
+    return found
+
+
+def read_back(lake: lakeclone.Lake, table: str) -> list[tuple[object, ...]]:
+    """The table's rows as delta-spark and the Delta kernel read them, which must agree."""
+    folder = location(lake, table)
+    by_spark = spark_rows(lake.spark, folder)
+    assert kernel_rows(folder) == by_spark
+    return by_spark
+
+
+# Committing ------------------------------------------------------------------------------------------
+
+
+def test_a_flush_is_one_commit_with_the_rows_the_txn_action_and_the_token(lake, client) -> None:
+    channel, status = client.open_channel("c1", table="t", max_client_lag=LONG_LAG)
+    assert status.latest_committed_offset_token is None
+    assert status.status_code is ChannelStatusCode.SUCCESS
+    channel.append_rows([{"id": 1, "v": "a"}, {"ID": 2, "V": "b"}], offset_token="2")
+    channel.append_row({"id": 3}, offset_token="3")
+    assert read_back(lake, "t") == []  # buffered, not committed
+    channel.flush()
+
+    assert read_back(lake, "t") == [(1, "a"), (2, "b"), (3, None)]
+    assert channel.get_latest_committed_offset_token() == "3"
+    last = log_commits(lake, "t")[-1]
+    (txn,) = last["txn"]  # type: ignore[misc]
+    (info,) = last["commitInfo"]  # type: ignore[misc]
+    assert txn["appId"].startswith("lakeclone-channel-")
+    assert json.loads(info["userMetadata"])["operationParameters"]["offsetToken"] == "3"
+    assert json.loads(info["userMetadata"])["operationParameters"]["channelTxnVersion"] == str(txn["version"])
+    assert len(last["add"]) >= 1  # type: ignore[arg-type]
+    status = channel.get_channel_status()
+    assert (status.latest_committed_offset_token, status.rows_inserted_count, status.buffered_row_count) == ("3", 3, 0)
+
+
+def test_rows_wait_for_max_client_lag_on_the_lakes_clock(lake, client, clock) -> None:
+    channel, _ = client.open_channel("c1", table="t", max_client_lag="2 seconds")
+    channel.append_rows([{"id": 1}], offset_token="1")
+    time.sleep(0.5)  # real time passes; the Lake's clock does not
+    assert channel.get_channel_status().latest_committed_offset_token is None
+    clock.advance(seconds=1)
+    time.sleep(0.3)
+    assert read_back(lake, "t") == []
+    assert channel.get_channel_status().lag >= dt.timedelta(seconds=1)
+    clock.advance(seconds=1)
+    assert channel.wait_for_commit("1", timeout_seconds=120)
+    assert read_back(lake, "t") == [(1, None)]
+    assert channel.wait_for_commit(lambda token: token is not None and int(token) >= 1, timeout_seconds=1)
+
+
+def test_max_client_lag_is_checked(client) -> None:
+    with pytest.raises(InvalidParameterError):
+        client.open_channel("c1", table="t", max_client_lag="11 minutes")
+    with pytest.raises(InvalidParameterError):
+        client.open_channel("c1", table="t", max_client_lag="soon")
+
+
+def test_channels_of_one_table_keep_their_own_tokens(lake, client) -> None:
+    first, _ = client.open_channel("p0", table="t", max_client_lag=LONG_LAG)
+    second, _ = client.open_channel("p1", table="t", max_client_lag=LONG_LAG)
+    first.append_rows([{"id": 1}], offset_token="a-1")
+    second.append_rows([{"id": 10}, {"id": 11}], offset_token="b-2")
+    first.flush()
+    second.flush()
+    assert (first.get_latest_committed_offset_token(), second.get_latest_committed_offset_token()) == ("a-1", "b-2")
+    shown = {r["name"]: r for r in lake.sql("SHOW CHANNELS IN TABLE t").collect()}
+    assert {n: (r["offset_token"], r["rows_inserted"]) for n, r in shown.items()} == {"p0": ("a-1", 1), "p1": ("b-2", 2)}
+
+
+def test_closing_flushes_or_discards(lake, client) -> None:
+    kept, _ = client.open_channel("kept", table="t", max_client_lag=LONG_LAG)
+    dropped, _ = client.open_channel("dropped", table="t", max_client_lag=LONG_LAG)
+    kept.append_rows([{"id": 1}], offset_token="1")
+    dropped.append_rows([{"id": 2}], offset_token="1")
+    kept.close(timeout_seconds=120)
+    dropped.close(wait_for_flush=False)
+    assert read_back(lake, "t") == [(1, None)]
+    assert kept.get_channel_status().status_code is ChannelStatusCode.CLOSED
+    with pytest.raises(ChannelInvalidError, match="closed"):
+        kept.append_row({"id": 3})
+    _reopened, status = client.open_channel("dropped", table="t")
+    assert status.latest_committed_offset_token is None
+
+
+def test_leaving_the_client_block_flushes_its_channels(lake) -> None:
+    lake.sql("CREATE TABLE t (id INT)")
+    with lake.streaming_client("c") as streaming:
+        channel, _ = streaming.open_channel("c1", table="t", max_client_lag=LONG_LAG)
+        channel.append_rows([{"id": 1}, {"id": 2}], offset_token="2")
+    assert read_back(lake, "t") == [(1,), (2,)]
+    assert lake.sql("SHOW CHANNELS").first()["offset_token"] == "2"
+
+
+# Reopening -------------------------------------------------------------------------------------------
+
+
+def test_reopening_invalidates_the_old_handle_and_drops_its_buffer(lake, client) -> None:
+    old, _ = client.open_channel("c1", table="t", max_client_lag=LONG_LAG)
+    old.append_rows([{"id": 1}], offset_token="1")
+    old.flush()
+    old.append_rows([{"id": 2}], offset_token="2")  # buffered when the channel is reopened
+    with lake.streaming_client("other") as other:
+        new, status = other.open_channel("c1", table="t", max_client_lag=LONG_LAG)
+        assert status.latest_committed_offset_token == "1"
+        assert not old.is_valid
+        assert old.get_channel_status().status_code is ChannelStatusCode.INVALID
+        for call in (old.flush, lambda: old.append_row({"id": 3}), old.get_latest_committed_offset_token):
+            with pytest.raises(ChannelInvalidError, match="reopened"):
+                call()
+        new.append_rows([{"id": 20}], offset_token="2")
+        new.flush()
+    assert read_back(lake, "t") == [(1, None), (20, None)]
+
+
+def test_a_stale_flush_that_passed_the_catalog_check_cannot_land(lake, client) -> None:
+    """The race the catalog cannot close: the log refuses an older handle's version after a reopen."""
+    old, _ = client.open_channel("c1", table="t", max_client_lag=LONG_LAG)
+    old.append_rows([{"id": 1}], offset_token="1")
+    new, _status = client.open_channel("c1", table="t", max_client_lag=LONG_LAG)
+    # As if the old handle had checked its generation just before the reopen.
+    current = client.executor.catalog.channel(old.table.id, "c1")
+    assert current is not None
+    old._entry = current
+    with pytest.raises(ChannelInvalidError):
+        old.flush()
+    assert read_back(lake, "t") == []
+    assert new.get_latest_committed_offset_token() is None
+    new.append_rows([{"id": 5}], offset_token="5")
+    new.flush()
+    assert read_back(lake, "t") == [(5, None)]
+
+
+def test_unknown_tables_and_names(client) -> None:
+    with pytest.raises(ObjectNotFoundError):
+        client.open_channel("c1", table="missing")
+    with pytest.raises(InvalidParameterError):
+        client.open_channel("", table="t")
+
+
+# ON_ERROR and conversions --------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def typed(lake: lakeclone.Lake) -> Iterator[StreamingClient]:
+    lake.sql(
+        "CREATE TABLE typed (i INT, n NUMBER(10, 2), f FLOAT, b BOOLEAN, d DATE, ts TIMESTAMP_NTZ, "
+        "tz TIMESTAMP_LTZ, bin BINARY, v VARIANT, s VARCHAR NOT NULL)"
+    )
+    with lake.streaming_client("typed") as streaming:
+        yield streaming
+
+
+def test_values_convert_as_snowpipe_streaming_converts_them(lake, typed) -> None:
+    channel, _ = typed.open_channel("c1", table="typed", max_client_lag=LONG_LAG)
+    response = channel.insert_rows(
+        [
+            {"i": "42", "n": "3.14159", "f": "2.5", "b": "yes", "d": "2024-02-29", "ts": "2024-02-29T10:11:12.5",
+             "tz": "2024-02-29 10:11:12 +02:00", "bin": "CAFE", "v": '{"a": [1, 2]}', "s": 7},
+            {"i": 7.0, "n": 1, "f": 1, "b": 0, "d": "29-Feb-2024", "ts": 1709201472, "tz": "1709201472000",
+             "bin": b"\x01", "v": {"k": "x"}, "s": "x"},
+            {"b": "F", "d": "02/29/2024", "ts": "Thu, 29 Feb 2024 10:11:12 +0000", "v": [1, "two"], "s": True},
+        ],
+        offset_token="3",
+    )
+    assert not response.has_errors() and response.inserted_row_count == 3
+    channel.flush()
+    got = lake.sql("SELECT i, n, f, b, d, ts, tz, bin, to_json(v) AS v, s FROM typed ORDER BY i NULLS LAST").collect()
+    assert [tuple(r) for r in got] == [
+        (7, decimal.Decimal("1.00"), 1.0, False, dt.date(2024, 2, 29), dt.datetime(2024, 2, 29, 10, 11, 12),
+         dt.datetime(2024, 2, 29, 10, 11, 12), bytearray(b"\x01"), '{"k":"x"}', "x"),
+        (42, decimal.Decimal("3.14"), 2.5, True, dt.date(2024, 2, 29), dt.datetime(2024, 2, 29, 10, 11, 12, 500000),
+         dt.datetime(2024, 2, 29, 8, 11, 12), bytearray(b"\xca\xfe"), '{"a":[1,2]}', "7"),
+        (None, None, None, False, dt.date(2024, 2, 29), dt.datetime(2024, 2, 29, 10, 11, 12), None, None,
+         '[1,"two"]', "true"),
+    ]
+
+
+def test_on_error_continue_loads_the_good_rows_and_lists_every_error(lake, typed) -> None:
+    channel, _ = typed.open_channel("c1", table="typed", on_error="CONTINUE", max_client_lag=LONG_LAG)
+    response = channel.insert_rows(
+        [
+            {"i": 1, "s": "ok"},
+            {"i": "x", "d": "not a date", "s": "bad"},
+            {"i": 3, "bin": "XYZ", "s": "bad"},
+            {"i": 4},
+            {"i": 5, "s": "ok", "nope": 1},
+        ],
+        offset_token="5",
+    )
+    assert [(e.row_index, e.column) for e in response.errors] == [(1, "I"), (1, "D"), (2, "BIN"), (3, "S"), (4, "nope")]
+    assert "not recognized" in response.errors[0].message and "hex" in response.errors[2].message
+    assert "non-nullable" in response.errors[3].message
+    assert response.error_row_count == 4 and response.inserted_row_count == 1
+    channel.flush()
+    assert rows(lake, "SELECT i, s FROM typed") == [(1, "ok")]
+    status = channel.get_channel_status()
+    assert (status.rows_error_count, status.latest_committed_offset_token) == (4, "5")
+    assert status.last_error_message is not None and "nope" in status.last_error_message
+
+
+def test_on_error_skip_batch_loads_nothing_of_a_batch_with_an_error(lake, typed) -> None:
+    channel, _ = typed.open_channel("c1", table="typed", on_error=OnError.SKIP_BATCH, max_client_lag=LONG_LAG)
+    response = channel.insert_rows([{"i": 1, "s": "a"}, {"i": 2, "b": "maybe", "s": "b"}], offset_token="2")
+    assert [(e.row_index, e.column) for e in response.errors] == [(1, "B")]
+    assert response.inserted_row_count == 0
+    assert not channel.insert_rows([{"i": 3, "s": "c"}], offset_token="3").has_errors()
+    channel.flush()
+    assert rows(lake, "SELECT i FROM typed") == [(3,)]
+    assert channel.get_latest_committed_offset_token() == "3"
+
+
+def test_on_error_abort_raises_at_the_first_error_and_keeps_nothing_of_the_batch(lake, typed) -> None:
+    channel, _ = typed.open_channel("c1", table="typed", max_client_lag=LONG_LAG)
+    channel.append_rows([{"i": 1, "s": "a"}], offset_token="1")
+    with pytest.raises(ChannelInsertError, match="Row 1, column F") as raised:
+        channel.append_rows([{"i": 2, "s": "b"}, {"f": "fast", "s": "c"}, {"n": "1e40", "s": "d"}], offset_token="3")
+    assert len(raised.value.errors) == 1
+    channel.flush()
+    assert rows(lake, "SELECT i FROM typed") == [(1,)]
+    assert channel.get_latest_committed_offset_token() == "1"  # the rejected batch's token is not committed
+
+
+@pytest.mark.parametrize(
+    ("ddl", "reason"),
+    [
+        ("CREATE SEQUENCE seq; CREATE TABLE r (id INT DEFAULT seq.NEXTVAL, v STRING)", "AUTOINCREMENT/IDENTITY"),
+        ("CREATE TABLE r (id INT, v STRING DEFAULT 'x')", "default value"),
+    ],
+)
+def test_tables_channels_cannot_fill_are_refused_at_open(lake, ddl: str, reason: str) -> None:
+    lake.sql(ddl)
+    with lake.streaming_client("c") as streaming, pytest.raises(ChannelOpenError, match=reason):
+        streaming.open_channel("c1", table="r")
+    assert lake.sql("SHOW CHANNELS").collect() == []
+
+
+# Lifecycle: drop and recreate, clones, expiry --------------------------------------------------------------
+
+
+def test_a_recreated_table_and_a_clone_start_their_channels_at_null(lake, client) -> None:
+    channel, _ = client.open_channel("c1", table="t", max_client_lag=LONG_LAG)
+    channel.append_rows([{"id": 1}], offset_token="1")
+    channel.flush()
+    lake.sql("CREATE TABLE t_clone CLONE t")
+    _on_clone, status = client.open_channel("c1", table="t_clone")
+    assert status.latest_committed_offset_token is None
+    assert rows(lake, "SELECT id FROM t_clone") == [(1,)]  # the rows came along, the channel did not
+    assert channel.get_latest_committed_offset_token() == "1"
+
+    lake.sql("DROP TABLE t; CREATE TABLE t (id INT, v STRING)")
+    with pytest.raises(ChannelInvalidError, match="dropped"):
+        channel.append_rows([{"id": 2}], offset_token="2")
+        channel.flush()
+    _again, status = client.open_channel("c1", table="t")
+    assert status.latest_committed_offset_token is None
+
+
+def test_a_channel_idle_for_30_days_starts_over_at_null(lake, client, clock) -> None:
+    channel, _ = client.open_channel("c1", table="t", max_client_lag=LONG_LAG)
+    channel.append_rows([{"id": 1}], offset_token="1")
+    channel.flush()
+    clock.advance(days=29)
+    assert lake.sql("SHOW CHANNELS").first()["offset_token"] == "1"
+    _, status = client.open_channel("c1", table="t")
+    assert status.latest_committed_offset_token == "1"
+    clock.advance(days=31)
+    assert lake.sql("SHOW CHANNELS").first()["offset_token"] is None
+    _, status = client.open_channel("c1", table="t")
+    assert status.latest_committed_offset_token is None
+    assert rows(lake, "SELECT id FROM t") == [(1,)]
+
+
+# Streams, transactions, SHOW CHANNELS ----------------------------------------------------------------------
+
+
+def test_a_stream_sees_channel_rows_as_inserts_and_nothing_of_an_open(lake, client) -> None:
+    lake.sql("CREATE STREAM s ON TABLE t")
+    channel, _ = client.open_channel("c1", table="t", max_client_lag=LONG_LAG)
+    assert lake.sql("SELECT * FROM s").collect() == []
+    channel.append_rows([{"id": 1, "v": "a"}, {"id": 2, "v": "b"}], offset_token="2")
+    channel.flush()
+    got = lake.sql('SELECT id, v, "METADATA$ACTION", "METADATA$ISUPDATE" FROM s').collect()
+    assert sorted(tuple(r) for r in got) == [(1, "a", "INSERT", False), (2, "b", "INSERT", False)]
+    lake.sql("CREATE TABLE sink (id INT); INSERT INTO sink SELECT id FROM s")
+    assert rows(lake, "SELECT id FROM sink") == [(1,), (2,)]
+    assert lake.sql("SELECT * FROM s").collect() == []
+
+
+def test_a_flush_waits_for_another_sessions_transaction_on_the_table(lake, client) -> None:
+    channel, _ = client.open_channel("c1", table="t", max_client_lag=LONG_LAG)
+    channel.append_rows([{"id": 2}], offset_token="2")
+    lake.sql("BEGIN; INSERT INTO t VALUES (1, 'txn')")
+    lake.lock_timeout = 0.5
+    with pytest.raises(LakecloneError, match="LOCK_TIMEOUT"):
+        channel.flush()
+    lake.sql("COMMIT")
+    assert channel.get_channel_status().buffered_row_count == 1  # nothing landed; the rows wait
+    channel.flush()
+    assert read_back(lake, "t") == [(1, "txn"), (2, None)]
+    assert channel.get_latest_committed_offset_token() == "2"
+
+
+def test_show_channels(lake, client) -> None:
+    lake.sql("CREATE SCHEMA other; CREATE TABLE other.u (id INT)")  # OTHER becomes the current schema
+    a, _ = client.open_channel("alpha", table="t", max_client_lag=LONG_LAG)
+    client.open_channel("beta", table="other.u")
+    a.append_rows([{"id": 1}], offset_token="t:1")
+    a.flush()
+    everything = lake.sql("SHOW CHANNELS").collect()
+    assert [(r["name"], r["schema_name"], r["table_name"]) for r in everything] == [
+        ("beta", "OTHER", "U"), ("alpha", "PUBLIC", "T")
+    ]
+    (alpha,) = lake.sql("SHOW CHANNELS LIKE 'al%' IN TABLE public.t").collect()
+    assert (alpha["database_name"], alpha["offset_token"], alpha["rows_inserted"], alpha["status"]) == (
+        "LAKE", "t:1", 1, "ACTIVE"
+    )
+    assert alpha["created_on"] is not None and alpha["last_committed_on"] is not None
+    assert [r["name"] for r in lake.sql("SHOW CHANNELS IN SCHEMA other").collect()] == ["beta"]
+    assert lake.sql("SHOW CHANNELS LIKE 'zz%'").collect() == []
+
+
+def test_the_token_shown_is_the_logs_even_when_the_catalog_trails(lake, client) -> None:
+    channel, _ = client.open_channel("c1", table="t", max_client_lag=LONG_LAG)
+    channel.append_rows([{"id": 1}], offset_token="1")
+    channel.flush()
+    # A process that died between its commit and its catalog record leaves the catalog behind.
+    with client.executor.catalog.transaction():
+        client.executor.catalog.cache_channel_token(channel._entry.id, channel._entry.app_id, None, None)
+    assert lake.sql("SHOW CHANNELS").first()["offset_token"] == "1"
+    _, status = client.open_channel("c1", table="t")
+    assert status.latest_committed_offset_token == "1"
+
+
+def test_the_history_names_the_channel_and_token(lake, client) -> None:
+    channel, _ = client.open_channel("c1", table="t", max_client_lag=LONG_LAG)
+    channel.append_rows([{"id": 1}], offset_token="7")
+    channel.flush()
+    last = max(lake.sql("DESCRIBE HISTORY t").collect(), key=lambda r: r.version)
+    assert (last.operationParameters["channel"], last.operationParameters["offsetToken"]) == ("c1", "7")
+
+
+def test_optimize_compacts_channel_files_without_a_change_streams_see(lake, client) -> None:
+    lake.sql("CREATE STREAM s ON TABLE t")
+    channel, _ = client.open_channel("c1", table="t", max_client_lag=LONG_LAG)
+    for batch in range(3):
+        channel.append_rows([{"id": batch * 10 + i} for i in range(3)], offset_token=str(batch))
+        channel.flush()
+    before = max(r.version for r in lake.sql("DESCRIBE HISTORY t").collect())
+    files_before = lake.sql("DESCRIBE DETAIL t").first()["numFiles"]
+    lake.sql("OPTIMIZE t")
+    assert lake.sql("DESCRIBE DETAIL t").first()["numFiles"] < files_before
+    compaction = log_commits(lake, "t")[-1]
+    assert compaction["add"] and all(not a["dataChange"] for a in compaction["add"])  # type: ignore[union-attr]
+    assert all(not r["dataChange"] for r in compaction["remove"])  # type: ignore[union-attr]
+    expected = [(batch * 10 + i,) for batch in range(3) for i in range(3)]
+    assert rows(lake, 'SELECT id FROM s WHERE "METADATA$ACTION" = \'INSERT\'') == expected
+    assert lake.sql('SELECT count(*) FROM s WHERE "METADATA$ACTION" = \'DELETE\'').first()[0] == 0
+    assert rows(lake, f"SELECT id FROM t AT (VERSION => {before})") == expected
+    assert channel.get_latest_committed_offset_token() == "2"
+
+
+def test_opening_a_channel_needs_insert_on_the_table_and_usage_on_its_containers(lake: lakeclone.Lake) -> None:
+    from lakeclone.errors import InsufficientPrivilegesError
+
+    lake.sql("CREATE TABLE t (id INT)")
+    lake.sql("CREATE ROLE loader")
+    lake.sql("CREATE USER ingest_app")
+    lake.sql("GRANT ROLE loader TO USER ingest_app")
+    lake.sql("GRANT USAGE ON DATABASE lake TO ROLE loader")
+    lake.sql("GRANT USAGE ON SCHEMA lake.public TO ROLE loader")
+    lake.sql("GRANT SELECT ON TABLE t TO ROLE loader")
+    app = lakeclone.connect(lake.warehouse, spark=lake.spark, clock=lake.clock, user="ingest_app", role="loader")
+    denied = pytest.raises(InsufficientPrivilegesError, match="Insufficient privileges to operate on table 'T'")
+    with app.streaming_client("app") as streaming, denied:
+        streaming.open_channel("c", table="t", max_client_lag=LONG_LAG)
+    assert rows(lake, "SHOW CHANNELS") == []
+    lake.sql("GRANT INSERT ON TABLE t TO ROLE loader")
+    with app.streaming_client("app") as streaming:
+        channel, _ = streaming.open_channel("c", table="t", max_client_lag=LONG_LAG)
+        channel.append_row({"id": 1}, offset_token="1")
+        channel.close()
+    assert rows(lake, "SELECT * FROM t") == [(1,)]
+
