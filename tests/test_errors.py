@@ -253,7 +253,7 @@ def test_jvm_failures_are_said_in_plain_words(java: str, words: str) -> None:
         ("SHOW TABLES FROM 'PEOPLE'", "LIMIT"),
         ("DROP TABLE people PURGE", "PURGE"),
         ("CREATE TRANSIENT SCHEMA scratch", "TRANSIENT schemas"),
-        ("CREATE TABLE c CLONE people COPY GRANTS", "COPY GRANTS"),
+        ("CREATE TABLE c (id INT) COPY GRANTS", "COPY GRANTS"),  # on a clone it works (access control)
     ],
 )
 def test_parsed_but_unsupported_clauses_are_refused(people: lakeclone.Lake, sql: str, named: str) -> None:
