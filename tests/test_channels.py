@@ -385,6 +385,37 @@ def test_the_token_shown_is_the_logs_even_when_the_catalog_trails(lake, client) 
     assert status.latest_committed_offset_token == "1"
 
 
+def test_the_txn_version_read_from_the_checksum_is_deltas_own(lake, client) -> None:
+    from lakeclone.channels import log as channel_log
+    from lakeclone.delta.log import Delta
+    from lakeclone.session import session_setting
+
+    channel, _ = client.open_channel("c1", table="t", max_client_lag=LONG_LAG)
+    other, _ = client.open_channel("c2", table="t", max_client_lag=LONG_LAG)
+    log = Delta(lake.spark).table("file://" + location(lake, "t"))
+
+    def reconstructed(app_id: str) -> int:
+        found = log.snapshot_object().transactions().get(app_id)
+        return int(found.get()) if found.isDefined() else -1
+
+    for token in ("1", "2"):
+        channel.append_rows([{"id": int(token)}], offset_token=token)
+        channel.flush()
+    assert log.snapshot_object().checksumOpt().isDefined()  # the fast path: Delta's checksum holds the txn versions
+    for handle in (channel, other):
+        assert channel_log.txn_version(log, handle._entry.app_id) == reconstructed(handle._entry.app_id) >= 0
+    assert channel_log.txn_version(log, "no-such-app") == -1
+
+    # A commit without its checksum (a writer that died after committing, say): the versions come from Delta's state.
+    with session_setting(client.executor.lake.spark, "spark.databricks.delta.writeChecksumFile.enabled", "false"):
+        channel.append_rows([{"id": 3}], offset_token="3")
+        channel.flush()
+    lake.spark._jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()  # read the log from storage, as a new process would
+    assert not log.snapshot_object().checksumOpt().isDefined()
+    assert channel_log.txn_version(log, channel._entry.app_id) == reconstructed(channel._entry.app_id)
+    assert channel.get_latest_committed_offset_token() == "3"
+
+
 def test_the_history_names_the_channel_and_token(lake, client) -> None:
     channel, _ = client.open_channel("c1", table="t", max_client_lag=LONG_LAG)
     channel.append_rows([{"id": 1}], offset_token="7")

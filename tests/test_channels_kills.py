@@ -1,13 +1,14 @@
-"""An ingester killed with SIGKILL at random moments: its table ends equal to its source, no duplicate, no gap.
+"""An ingester killed with SIGKILL at random moments: its table ends equal to its sources, no duplicate, no gap.
 
-A worker process reads a numbered source and pushes it through one channel,
-the way Snowpipe Streaming's two examples do: a Kafka-like partition whose
-tokens are ``T:P1:<offset>``, and a directory of log files whose tokens are
-``messages_<n>.log:<line>``. The parent kills the worker's whole process group
-(Python, its Spark JVM and Spark's Python workers at once) at a random moment
-after it has opened the channel and committed once, and starts the next, which reopens the
-channel, reads the committed token and resumes the source after it. A last
-worker ingests the rest. Ten kills per source, twenty in all.
+A worker process reads two numbered sources and pushes each through its own
+channel into one table, the way Snowpipe Streaming's two examples do: a
+Kafka-like partition whose tokens are ``T:P1:<offset>``, and a directory of log
+files whose tokens are ``messages_<n>.log:<line>``. The parent kills the
+worker's whole process group (Python, its Spark JVM and Spark's Python workers
+at once) at a random moment after it has opened both channels and committed
+once on each, and starts the next, which reopens the channels, reads each
+committed token and resumes each source after it. Twenty kills, each one
+hitting both channels; a last worker ingests the rest.
 
 Also: two processes opening one channel, the later wins and the earlier's
 buffered rows never land.
@@ -32,8 +33,8 @@ import lakeclone
 
 pytestmark = pytest.mark.spark
 
-KILLS = 10  # per source: 20 in all
-RECORDS = 20_000
+KILLS = 20
+RECORDS = 20_000  # per source
 LOG_FILES = 40  # of RECORDS // LOG_FILES lines each
 
 WORKER = textwrap.dedent(
@@ -44,7 +45,7 @@ WORKER = textwrap.dedent(
 
     import lakeclone
 
-    warehouse, source, mode = sys.argv[1:4]
+    warehouse, folder, mode = sys.argv[1:4]
     RECORDS, LOG_FILES = int(sys.argv[4]), int(sys.argv[5])
     batch, pause = (10, 0.02) if mode == "kill" else (5000, 0.0)
 
@@ -54,7 +55,7 @@ WORKER = textwrap.dedent(
         start = 0 if token is None else int(token.rsplit(":", 1)[1]) + 1
         for first in range(start, RECORDS, batch):
             offsets = range(first, min(first + batch, RECORDS))
-            yield [{"id": o, "origin": f"T:P1:{o}"} for o in offsets], f"T:P1:{offsets[-1]}"
+            yield [{"source": "kafka", "id": o, "origin": f"T:P1:{o}"} for o in offsets], f"T:P1:{offsets[-1]}"
 
 
     def logs(token):
@@ -62,27 +63,44 @@ WORKER = textwrap.dedent(
         file, line = (1, 0) if token is None else (int(token.split("_")[1].split(".")[0]), int(token.split(":")[1]))
         for number in range(file, LOG_FILES + 1):
             name = f"messages_{number}.log"
-            lines = (Path(source) / name).read_text().splitlines()
+            lines = (Path(folder) / name).read_text().splitlines()
             skip = line if number == file else 0
             for first in range(skip, len(lines), batch):
                 chunk = lines[first:first + batch]
-                rows = [{"id": int(text.split()[1]), "origin": f"{name}:{first + i + 1}"} for i, text in enumerate(chunk)]
+                rows = [
+                    {"source": "logs", "id": int(text.split()[1]), "origin": f"{name}:{first + i + 1}"}
+                    for i, text in enumerate(chunk)
+                ]
                 yield rows, f"{name}:{first + len(chunk)}"
 
 
     lake = lakeclone.connect(warehouse)
     with lake.streaming_client("worker") as client:
-        channel, status = client.open_channel("source", table="events", max_client_lag="200 milliseconds")
-        token = status.latest_committed_offset_token
-        print("ready", token, flush=True)
-        for number, (rows, next_token) in enumerate((kafka if source == "kafka" else logs)(token)):
-            channel.append_rows(rows, offset_token=next_token)
+        channels, sources = [], []
+        for name, read in (("kafka", kafka), ("logs", logs)):
+            channel, status = client.open_channel(name, table="events", max_client_lag="200 milliseconds")
+            channels.append(channel)
+            sources.append(read(status.latest_committed_offset_token))
+            print("ready", name, status.latest_committed_offset_token, flush=True)
+        live = list(zip(channels, sources))
+        number = 0
+        while live:
+            for pair in list(live):
+                channel, source = pair
+                found = next(source, None)
+                if found is None:
+                    live.remove(pair)
+                    continue
+                channel.append_rows(found[0], offset_token=found[1])
             if number == 0:
-                channel.flush()  # one commit of its own before it may be killed: progress between kills
-                print("committed", next_token, flush=True)
+                for channel in channels:
+                    channel.flush()  # one commit of its own on each channel before it may be killed
+                print("committed", flush=True)
+            number += 1
             time.sleep(pause)
-        channel.flush()
-        print("done", channel.get_latest_committed_offset_token(), flush=True)
+        for channel in channels:
+            channel.flush()
+            print("done", channel.name, channel.get_latest_committed_offset_token(), flush=True)
     """
 )
 
@@ -106,10 +124,19 @@ def _line(worker: subprocess.Popen[str], errors: Path) -> str:
     return line
 
 
-@pytest.mark.parametrize("source", ["kafka", "logs"])
-def test_random_kills_neither_lose_nor_repeat_a_row(tmp_path: Path, spark, source: str) -> None:
+def _ready(worker: subprocess.Popen[str], errors: Path) -> dict[str, str]:
+    """Each channel's committed token, as the worker read it when it opened the channel."""
+    tokens = {}
+    for _ in range(2):
+        word, name, token = _line(worker, errors).split(" ", 2)
+        assert word == "ready", (word, name, token)
+        tokens[name] = token
+    return tokens
+
+
+def test_random_kills_neither_lose_nor_repeat_a_row(tmp_path: Path, spark) -> None:
     lake = lakeclone.connect(tmp_path / "warehouse", spark=spark)  # the workers run on the system clock too
-    lake.sql("CREATE TABLE events (id INT, origin STRING)")
+    lake.sql("CREATE TABLE events (source STRING, id INT, origin STRING)")
     folder = tmp_path / "source"
     folder.mkdir()
     per_file = RECORDS // LOG_FILES
@@ -118,18 +145,16 @@ def test_random_kills_neither_lose_nor_repeat_a_row(tmp_path: Path, spark, sourc
         (folder / f"messages_{number}.log").write_text("".join(f"message {i}\n" for i in range(first, first + per_file)))
     script = tmp_path / "worker.py"
     script.write_text(WORKER)
-    args = [str(lake.warehouse), source if source == "kafka" else str(folder)]
+    args = [str(lake.warehouse), str(folder)]
     sizes = [str(RECORDS), str(LOG_FILES)]
-    chooser = random.Random(f"{source}-20261124")
-    resumed: list[str] = []
+    chooser = random.Random("channels-20261125")
+    resumed: list[dict[str, str]] = []
     for kill in range(KILLS):
         errors = tmp_path / f"worker_{kill}.err"
         worker = _start(script, [*args, "kill", *sizes], errors)
         try:
-            line = _line(worker, errors)
-            assert line.startswith("ready"), line
-            resumed.append(line.split(" ", 1)[1])
-            assert _line(worker, errors).startswith("committed")
+            resumed.append(_ready(worker, errors))
+            assert _line(worker, errors) == "committed"
             time.sleep(chooser.uniform(0.0, 3.0))  # background flushes under way, or between them
             assert worker.poll() is None, errors.read_text()[-3000:]
         finally:
@@ -139,20 +164,24 @@ def test_random_kills_neither_lose_nor_repeat_a_row(tmp_path: Path, spark, sourc
     errors = tmp_path / "worker_last.err"
     last = _start(script, [*args, "final", *sizes], errors)
     try:
-        assert _line(last, errors).startswith("ready")
-        assert _line(last, errors).startswith("committed")
-        done = _line(last, errors)
+        _ready(last, errors)
+        assert _line(last, errors) == "committed"
+        done = {_line(last, errors), _line(last, errors)}
         assert last.wait(timeout=600) == 0, errors.read_text()[-3000:]
     finally:
         if last.poll() is None:
             os.killpg(last.pid, signal.SIGKILL)
-    final_token = "T:P1:19999" if source == "kafka" else f"messages_{LOG_FILES}.log:{per_file}"
-    assert done == f"done {final_token}"
+    final = {"kafka": f"T:P1:{RECORDS - 1}", "logs": f"messages_{LOG_FILES}.log:{per_file}"}
+    assert done == {f"done {name} {token}" for name, token in final.items()}
 
-    assert resumed[0] == "None" and len(set(resumed)) == KILLS  # each worker resumed after the last one's commits
-    assert rows(lake, "SELECT id FROM events") == [(i,) for i in range(RECORDS)]  # no duplicate, no gap
-    assert kernel_rows(location(lake, "events")) == rows(lake, "SELECT id, origin FROM events")
-    assert lake.sql("SHOW CHANNELS").first()["offset_token"] == final_token
+    for name in final:
+        tokens = [tokens[name] for tokens in resumed]
+        assert tokens[0] == "None" and len(set(tokens)) == KILLS  # each worker resumed after the last one's commits
+        ids = rows(lake, f"SELECT id FROM events WHERE source = '{name}'")
+        assert ids == [(i,) for i in range(RECORDS)]  # no duplicate, no gap
+    assert kernel_rows(location(lake, "events")) == rows(lake, "SELECT source, id, origin FROM events")
+    shown = {row["name"]: row["offset_token"] for row in lake.sql("SHOW CHANNELS").collect()}
+    assert shown == final
 
 
 HOLDER = textwrap.dedent(

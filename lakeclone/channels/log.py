@@ -27,9 +27,26 @@ OPENED = "channelOpened"
 
 
 def txn_version(log: TableLog, app_id: str) -> int:
-    """The txn version the table's latest snapshot holds for ``app_id``; -1 when it has none."""
-    found = log.snapshot_object().transactions().get(app_id)
-    return int(found.get()) if found.isDefined() else -1
+    """The txn version the table's latest snapshot holds for ``app_id``; -1 when it has none.
+
+    Delta keeps every appId's txn version in the version's checksum file when
+    it can compute them incrementally; reading them there spares the state
+    reconstruction (a Spark job over the whole log) that ``transactions`` runs,
+    seconds in a process that has just started. A version without that
+    checksum falls back to the reconstruction.
+    """
+    snapshot = log.snapshot_object()
+    checksum = snapshot.checksumOpt()
+    known = checksum.get().setTransactions() if checksum.isDefined() else None
+    if known is not None and known.isDefined():
+        found = known.get()
+        for index in range(int(found.size())):
+            action = found.apply(index)
+            if str(action.appId()) == app_id:
+                return int(action.version())
+        return -1
+    transactions = snapshot.transactions().get(app_id)
+    return int(transactions.get()) if transactions.isDefined() else -1
 
 
 def token_at(log: TableLog, entry: ChannelEntry, version: int) -> str | None:
