@@ -511,3 +511,169 @@ def test_create_if_not_exists_of_an_existing_object_takes_no_ownership(admin: la
     assert ("OWNERSHIP", "ACCOUNTADMIN") in _grants(admin, "t")
     schema = {(r.privilege, r.grantee_name) for r in admin.sql("SHOW GRANTS ON SCHEMA LAKE.PUBLIC").collect()}
     assert ("OWNERSHIP", "ACCOUNTADMIN") in schema
+
+
+# Views run with their owner's rights
+
+
+def _role_of(session: lakeclone.Lake) -> str:
+    return str(session.sql("SELECT CURRENT_ROLE()").collect()[0][0])
+
+
+def test_a_view_reads_with_its_owners_rights_nested_views_too(admin: lakeclone.Lake) -> None:
+    author = connect_as(admin, *USAGE, "SELECT ON TABLE T", "CREATE VIEW ON SCHEMA LAKE.PUBLIC", role="AUTHOR")
+    author.sql("CREATE VIEW big AS SELECT a FROM t WHERE a > 1")
+    author.sql("GRANT SELECT ON VIEW big TO ROLE PUBLIC")
+    nester = connect_as(admin, *USAGE, "CREATE VIEW ON SCHEMA LAKE.PUBLIC", role="NESTER")
+    nester.sql("CREATE VIEW biggest AS SELECT a FROM big WHERE a > 2")
+    # Querying a view needs SELECT on it only, however deep the views under it.
+    reader = connect_as(admin, *USAGE, "SELECT ON VIEW BIGGEST")
+    assert rows(reader, "SELECT * FROM biggest") == [(3,)]
+    with pytest.raises(ObjectNotFoundError):
+        reader.sql("SELECT * FROM t")
+    # Once the inner view's owner loses SELECT on the table, every query through it fails, Snowflake's way.
+    admin.sql("REVOKE SELECT ON TABLE t FROM ROLE author")
+    expansion = r"Failure during expansion of view 'LAKE.PUBLIC.BIG': SQL compilation error:\nObject 'LAKE.PUBLIC.T'"
+    with pytest.raises(LakecloneError, match=expansion):
+        reader.sql("SELECT * FROM biggest")
+    with pytest.raises(LakecloneError, match=expansion):
+        author.sql("SELECT * FROM big")
+    admin.sql("GRANT SELECT ON TABLE t TO ROLE author")
+    assert rows(reader, "SELECT * FROM biggest") == [(3,)]
+    # The outer view's owner losing SELECT on the inner view breaks the outer view alone.
+    admin.sql("REVOKE SELECT ON VIEW big FROM ROLE PUBLIC")
+    with pytest.raises(LakecloneError, match=r"Failure during expansion of view 'LAKE.PUBLIC.BIGGEST'"):
+        reader.sql("SELECT * FROM biggest")
+    assert rows(author, "SELECT * FROM big") == [(2,), (3,)]
+
+
+def test_a_stream_on_a_view_reads_with_the_views_owners_rights(admin: lakeclone.Lake) -> None:
+    author = connect_as(admin, *USAGE, "SELECT ON TABLE T", "CREATE VIEW ON SCHEMA LAKE.PUBLIC", role="AUTHOR")
+    author.sql("CREATE VIEW seen AS SELECT a FROM t")
+    admin.sql("ALTER VIEW seen SET CHANGE_TRACKING = TRUE")
+    admin.sql("CREATE STREAM on_seen ON VIEW seen")
+    reader = connect_as(admin, *USAGE, "SELECT ON STREAM ON_SEEN", "SELECT ON VIEW SEEN")
+    assert rows(reader, "SELECT a FROM on_seen") == []
+    admin.sql("REVOKE SELECT ON TABLE t FROM ROLE author")
+    with pytest.raises(LakecloneError, match=r"Failure during expansion of view 'LAKE\.PUBLIC\.SEEN'"):
+        reader.sql("SELECT a FROM on_seen")
+
+
+# Sequences
+
+
+def test_drawing_from_a_sequence_needs_usage_on_it(admin: lakeclone.Lake) -> None:
+    admin.sql("CREATE SEQUENCE ids")
+    admin.sql("CREATE TABLE keyed (id INT DEFAULT ids.NEXTVAL, v INT)")
+    writer = connect_as(
+        admin, *USAGE, "INSERT ON TABLE KEYED", "SELECT ON TABLE KEYED", "SELECT ON TABLE SRC", role="WRITER"
+    )
+    before = state(admin)
+    with pytest.raises(ObjectNotFoundError, match=r"'LAKE\.PUBLIC\.IDS'"):
+        writer.sql("INSERT INTO keyed (v) VALUES (1)")
+    merge = "MERGE INTO keyed USING src ON keyed.v = src.a WHEN NOT MATCHED THEN INSERT (v) VALUES (src.a)"
+    with pytest.raises(ObjectNotFoundError, match=r"'LAKE\.PUBLIC\.IDS'"):
+        writer.sql(merge)
+    assert state(admin) == before
+    # Giving every column draws nothing from the sequence.
+    writer.sql("INSERT INTO keyed (id, v) VALUES (100, 0)")
+    admin.sql("GRANT USAGE ON SEQUENCE ids TO ROLE writer")
+    writer.sql("INSERT INTO keyed (v) VALUES (1)")
+    writer.sql(merge)
+    assert rows(writer, "SELECT id, v FROM keyed") == [(1, 1), (2, 3), (3, 4), (100, 0)]
+    # So does naming the sequence in a column's default.
+    builder = connect_as(admin, *USAGE, "CREATE TABLE ON SCHEMA LAKE.PUBLIC", role="BUILDER")
+    with pytest.raises(ObjectNotFoundError, match=r"'LAKE\.PUBLIC\.IDS'"):
+        builder.sql("CREATE TABLE other (id INT DEFAULT ids.NEXTVAL)")
+    admin.sql("GRANT USAGE ON SEQUENCE ids TO ROLE builder")
+    builder.sql("CREATE TABLE other (id INT DEFAULT ids.NEXTVAL)")
+
+
+# UNDROP
+
+
+def test_the_owner_of_a_dropped_schema_or_database_may_undrop_it(admin: lakeclone.Lake) -> None:
+    owner = connect_as(admin, "USAGE ON DATABASE LAKE", "CREATE SCHEMA ON DATABASE LAKE", role="BUILDER")
+    owner.sql("CREATE SCHEMA work")
+    owner.sql("DROP SCHEMA work")
+    stranger = connect_as(admin, "USAGE ON DATABASE LAKE", "CREATE SCHEMA ON DATABASE LAKE")
+    before = state(admin)
+    with pytest.raises(ObjectNotFoundError, match=r"'LAKE\.WORK'"):
+        stranger.sql("UNDROP SCHEMA work")
+    assert state(admin) == before
+    # Ownership of the schema is not enough: Snowflake also needs CREATE SCHEMA on the database.
+    admin.sql("REVOKE CREATE SCHEMA ON DATABASE LAKE FROM ROLE builder")
+    with pytest.raises(InsufficientPrivilegesError, match="database 'LAKE'"):
+        owner.sql("UNDROP SCHEMA work")
+    admin.sql("GRANT CREATE SCHEMA ON DATABASE LAKE TO ROLE builder")
+    owner.sql("UNDROP SCHEMA work")
+    assert "WORK" in [r.name for r in owner.sql("SHOW SCHEMAS IN DATABASE LAKE").collect()]
+
+    maker = connect_as(admin, "CREATE DATABASE ON ACCOUNT", role="MAKER")
+    maker.sql("CREATE DATABASE scratch")
+    maker.sql("DROP DATABASE scratch")
+    other = connect_as(admin, "CREATE DATABASE ON ACCOUNT")
+    with pytest.raises(ObjectNotFoundError, match="'SCRATCH'"):
+        other.sql("UNDROP DATABASE scratch")
+    maker.sql("UNDROP DATABASE scratch")
+    assert "SCRATCH" in [r.name for r in maker.sql("SHOW DATABASES").collect()]
+
+
+def test_undrop_table_needs_ownership_of_the_dropped_table(admin: lakeclone.Lake) -> None:
+    admin.sql("DROP TABLE src")
+    creator = connect_as(admin, *USAGE, "CREATE TABLE ON SCHEMA LAKE.PUBLIC")
+    with pytest.raises(ObjectNotFoundError, match=r"'LAKE\.PUBLIC\.SRC'"):
+        creator.sql("UNDROP TABLE src")
+    admin.sql(f"GRANT OWNERSHIP ON TABLE t TO ROLE {_role_of(creator)}")  # owning another table is no help
+    with pytest.raises(ObjectNotFoundError):
+        creator.sql("UNDROP TABLE src")
+    admin.sql("UNDROP TABLE src")
+    assert rows(admin, "SELECT * FROM src") == [(3,), (4,)]
+
+
+# The Python API and SHOW CHANNELS
+
+
+def test_lineage_hides_tables_the_role_may_not_see(admin: lakeclone.Lake) -> None:
+    admin.sql("CREATE TABLE dev CLONE t")
+    admin.sql("CREATE TABLE dev2 CLONE dev")
+    session = connect_as(admin, *USAGE, "SELECT ON TABLE DEV2")
+    graph = session.lineage("dev2")
+    names = sorted(node.name for node in graph.nodes.values())
+    assert names == ["<not authorized>", "<not authorized>", "LAKE.PUBLIC.DEV2"]
+    hidden = [node for node in graph.nodes.values() if not node.authorized]
+    assert all(node.version is None and node.files_owned == node.bytes_owned == 0 for node in hidden)
+    assert len(graph.edges) == 2  # the shape stays: T -> DEV -> DEV2
+    admin.sql(f"GRANT SELECT ON TABLE t TO ROLE {_role_of(session)}")
+    names = sorted(node.name for node in session.lineage("dev2").nodes.values())
+    assert names == ["<not authorized>", "LAKE.PUBLIC.DEV2", "LAKE.PUBLIC.T"]
+    assert {node.name for node in admin.lineage("dev2").nodes.values()} == {
+        "LAKE.PUBLIC.T", "LAKE.PUBLIC.DEV", "LAKE.PUBLIC.DEV2"
+    }
+
+
+def test_lineage_widget_hides_tables_the_role_may_not_see(admin: lakeclone.Lake) -> None:
+    from lakeclone.widgets import lineage_widget
+
+    admin.sql("CREATE TABLE dev CLONE t")
+    session = connect_as(admin, *USAGE, "SELECT ON TABLE DEV")
+    widget = lineage_widget(session, "dev")
+    shown = widget.shown()
+    text = " ".join(" ".join(row) for row in shown.rows)
+    assert "LAKE.PUBLIC.T" not in text and "<not authorized>" in text
+    assert [name for _label, name in widget.root_picker.options] == ["LAKE.PUBLIC.DEV"]
+    assert widget.static()
+
+
+def test_show_channels_lists_channels_on_tables_the_role_sees(admin: lakeclone.Lake) -> None:
+    admin.sql("CREATE TABLE feed (a INT)")
+    with admin.streaming_client("ingest") as client:
+        for table in ("t", "feed"):
+            channel, _status = client.open_channel(f"on_{table}", table=table)
+            channel.append_row({"a": 1}, offset_token="1")
+    assert {r.name for r in admin.sql("SHOW CHANNELS IN SCHEMA LAKE.PUBLIC").collect()} == {"on_t", "on_feed"}
+    session = connect_as(admin, *USAGE, "INSERT ON TABLE FEED")
+    assert [r.name for r in session.sql("SHOW CHANNELS IN SCHEMA LAKE.PUBLIC").collect()] == ["on_feed"]
+    assert [r.name for r in session.sql("SHOW CHANNELS").collect()] == ["on_feed"]
+    with pytest.raises(ObjectNotFoundError, match=r"'LAKE\.PUBLIC\.T'"):
+        session.sql("SHOW CHANNELS IN TABLE t")

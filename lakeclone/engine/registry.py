@@ -196,6 +196,9 @@ class Authorizer(Protocol):
     def table(self, executor: Executor, entry: TableEntry, privilege: str) -> None:
         """Raise unless the session's role holds ``privilege`` on ``entry`` (the Python API's reads)."""
 
+    def sees_table(self, executor: Executor, table_id: str) -> bool:
+        """Whether the session's role may see a table (live or dropped), and use its schema and database."""
+
     def visible(self, executor: Executor, what: str) -> tuple[tuple[str, ...], set[tuple[str, ...]]] | None:
         """What ``SHOW <what>`` may list: (its key columns, their values for the objects the role sees), or None for all."""
 
