@@ -82,6 +82,11 @@ class Case:
     sql: str
     grants: tuple[str, ...]
     check: Callable[[lakeclone.Lake, Any], None] = lambda admin, result: None
+    api: Callable[[lakeclone.Lake], Any] | None = None
+    """A call of the Python API to run in place of ``sql`` (which then only names the case)."""
+
+    def run(self, session: lakeclone.Lake) -> Any:
+        return self.api(session) if self.api is not None else session.sql(self.sql).collect()
 
     def __str__(self) -> str:
         return self.sql
@@ -148,6 +153,59 @@ MATRIX = [
     Case("DESCRIBE HISTORY t", (*USAGE, "SELECT ON TABLE T")),
     Case("DESCRIBE DETAIL t", (*USAGE, "SELECT ON TABLE T")),
     Case("USE SCHEMA LAKE.PUBLIC", ("USAGE ON DATABASE LAKE", "USAGE ON SCHEMA LAKE.PUBLIC")),
+    # Queries: time travel and the change clause on every path.
+    Case("SELECT a FROM t BEFORE (VERSION => 1)", (*USAGE, "SELECT ON TABLE T"), _rows_are([])),
+    Case("SELECT a FROM t CHANGES (INFORMATION => APPEND_ONLY) AT (VERSION => 1)", (*USAGE, "SELECT ON TABLE T")),
+    Case("SELECT s.a FROM s JOIN src ON s.a = src.a", (*USAGE, "SELECT ON STREAM S", "SELECT ON TABLE T", "SELECT ON TABLE SRC"),
+         _rows_are([])),
+    Case("SHOW PARAMETERS IN TABLE t", (*USAGE, "SELECT ON TABLE T")),
+    # DML: each write's own privilege, MODIFY for all of them, and SELECT on what it reads.
+    Case("INSERT OVERWRITE INTO t SELECT a FROM src", (*USAGE, "INSERT ON TABLE T", "DELETE ON TABLE T", "SELECT ON TABLE SRC"),
+         _t_is([(3,), (4,)])),
+    Case("MERGE INTO t USING src ON t.a = src.a WHEN MATCHED THEN DELETE", (*USAGE, "DELETE ON TABLE T", "SELECT ON TABLE SRC"),
+         _t_is([(1,), (2,)])),
+    Case(
+        "MERGE INTO t USING src ON t.a = src.a WHEN MATCHED THEN UPDATE SET a = 30 "
+        "WHEN NOT MATCHED THEN INSERT (a) VALUES (src.a)",
+        (*USAGE, "MODIFY ON TABLE T", "SELECT ON TABLE SRC"),
+        _t_is([(1,), (2,), (4,), (30,)]),
+    ),
+    Case("UPDATE t SET a = src.a + 10 FROM src WHERE t.a = src.a", (*USAGE, "UPDATE ON TABLE T", "SELECT ON TABLE SRC"),
+         _t_is([(1,), (2,), (13,)])),
+    Case("DELETE FROM t USING src WHERE t.a = src.a", (*USAGE, "DELETE ON TABLE T", "SELECT ON TABLE SRC"),
+         _t_is([(1,), (2,)])),
+    # DDL: creating in a schema, replacing, altering and dropping what the role owns.
+    Case("CREATE SEQUENCE q", (*USAGE, "CREATE SEQUENCE ON SCHEMA LAKE.PUBLIC"), _exists("SHOW SEQUENCES", "Q")),
+    Case("CREATE OR REPLACE VIEW v AS SELECT a FROM src", (*USAGE, "CREATE VIEW ON SCHEMA LAKE.PUBLIC", "OWNERSHIP ON VIEW V",
+         "SELECT ON TABLE SRC")),
+    Case("CREATE TABLE n AS SELECT a FROM v", (*USAGE, "CREATE TABLE ON SCHEMA LAKE.PUBLIC", "SELECT ON VIEW V"),
+         _exists("SHOW TABLES", "N")),
+    Case("ALTER TABLE t SET COMMENT = 'orders'", (*USAGE, "OWNERSHIP ON TABLE T")),
+    Case("ALTER TABLE t CLUSTER BY (a)", (*USAGE, "OWNERSHIP ON TABLE T")),
+    Case("ALTER VIEW v RENAME TO v2", (*USAGE, "OWNERSHIP ON VIEW V"), _exists("SHOW VIEWS", "V2")),
+    Case("ALTER VIEW v SET COMMENT = 'recent'", (*USAGE, "OWNERSHIP ON VIEW V")),
+    Case("DROP TABLE src", (*USAGE, "MODIFY ON TABLE SRC")),
+    Case("DROP VIEW v", (*USAGE, "OWNERSHIP ON VIEW V")),
+    Case("DROP STREAM s", (*USAGE, "OWNERSHIP ON STREAM S")),
+    Case("DROP SCHEMA LAKE.PUBLIC", ("USAGE ON DATABASE LAKE", "OWNERSHIP ON SCHEMA LAKE.PUBLIC")),
+    # Clones: deep, of a point in time, and of a schema or a database.
+    Case("CREATE TABLE n DEEP CLONE t", (*USAGE, "CREATE TABLE ON SCHEMA LAKE.PUBLIC", "SELECT ON TABLE T"),
+         _exists("SHOW TABLES", "N")),
+    Case("CREATE TABLE n CLONE t AT (VERSION => 1)", (*USAGE, "CREATE TABLE ON SCHEMA LAKE.PUBLIC", "SELECT ON TABLE T"),
+         _exists("SHOW TABLES", "N")),
+    Case("CREATE SCHEMA x CLONE public", (*USAGE, "CREATE SCHEMA ON DATABASE LAKE"), _exists("SHOW SCHEMAS IN ACCOUNT", "X")),
+    Case("CREATE DATABASE d CLONE lake", ("USAGE ON DATABASE LAKE", "CREATE DATABASE ON ACCOUNT"),
+         _exists("SHOW DATABASES", "D")),
+    # The Python API and the widgets: the privileges the statements they stand for need.
+    Case("lake.lineage('t')", (*USAGE, "SELECT ON TABLE T"), api=lambda lake: lake.lineage("t")),
+    Case("lake.vacuum_plan('t')", (*USAGE, "MODIFY ON TABLE T"), api=lambda lake: lake.vacuum_plan("t")),
+    Case("timeline(lake, 't')", (*USAGE, "SELECT ON TABLE T"), api=lambda lake: _widgets().timeline(lake, "t")),
+    Case("lineage_widget(lake, 't')", (*USAGE, "SELECT ON TABLE T"),
+         api=lambda lake: _widgets().lineage_widget(lake, "t")),
+    Case("vacuum_explorer(lake, 't')", (*USAGE, "MODIFY ON TABLE T"),
+         api=lambda lake: _widgets().vacuum_explorer(lake, "t")),
+    Case("grants(lake, 'public')", ("USAGE ON DATABASE LAKE", "USAGE ON SCHEMA LAKE.PUBLIC"),
+         api=lambda lake: _widgets().grants(lake, "public")),
 ]
 
 
@@ -171,11 +229,29 @@ def test_privilege_matrix(admin: lakeclone.Lake, case: Case) -> None:
         held = tuple(grant for grant in case.grants if grant != missing)
         session = connect_as(admin, *held)
         before = state(admin)
-        with pytest.raises(_denied_error(case.grants, missing)):
-            session.sql(case.sql).collect()
+        with pytest.raises(LakecloneError) as denied:
+            case.run(session)
+        assert _kind(denied.value) is _denied_error(case.grants, missing), f"without {missing}: {denied.value}"
         assert state(admin) == before, f"denied without {missing}, yet something changed"
     allowed = connect_as(admin, *case.grants)
-    case.check(admin, allowed.sql(case.sql).collect())
+    case.check(admin, case.run(allowed))
+
+
+def _kind(error: LakecloneError) -> type[LakecloneError]:
+    """The denial an error reports; a widget's one-line WidgetError carries the statement's message."""
+    if isinstance(error, (ObjectNotFoundError, InsufficientPrivilegesError)):
+        return type(error)
+    if "does not exist or not authorized" in str(error):
+        return ObjectNotFoundError
+    if "Insufficient privileges" in str(error):
+        return InsufficientPrivilegesError
+    return type(error)
+
+
+def _widgets() -> Any:
+    import lakeclone.widgets
+
+    return lakeclone.widgets
 
 
 def test_denied_messages_are_snowflakes(admin: lakeclone.Lake) -> None:

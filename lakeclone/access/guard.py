@@ -325,9 +325,8 @@ def _needs(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
         yield from _use(tables, expression)
     elif isinstance(expression, lx.ShowParameters) and expression.this is not None:
         yield from _seen(tables, expression.this, str(expression.args.get("kind") or "TABLE").upper())
-    elif isinstance(expression, exp.Show) and str(expression.args.get("scope_kind") or "").upper() == "TABLE":
-        scope = expression.args.get("scope")
-        yield from _seen(tables, scope, "TABLE") if isinstance(scope, exp.Table) else ()
+    elif isinstance(expression, exp.Show) and isinstance(expression.args.get("scope"), exp.Table):
+        yield from _show_scope(tables, expression.args["scope"], str(expression.args.get("scope_kind") or "").upper())
 
 
 def _reads(tables: Tables, expression: exp.Expr, *, skip: exp.Expr | None = None) -> Iterator[Need | None]:
@@ -463,7 +462,8 @@ def _undrop(tables: Tables, expression: exp.Undrop) -> Iterator[Need | None]:
 
 def _writes(expression: exp.Expression) -> list[Privilege]:
     if isinstance(expression, exp.Insert):
-        return [Privilege.INSERT]
+        # OVERWRITE deletes the table's rows first: Snowflake asks for DELETE too.
+        return [Privilege.INSERT, Privilege.DELETE] if expression.args.get("overwrite") else [Privilege.INSERT]
     if isinstance(expression, exp.Update):
         return [Privilege.UPDATE]
     if isinstance(expression, exp.Delete):
@@ -566,6 +566,19 @@ def _seen(tables: Tables, target: exp.Table, kind: str) -> Iterator[Need | None]
     else:
         securable = relation(tables, target, ("TABLE", "VIEW"))
     yield Need(securable, ()) if securable else None
+
+
+def _show_scope(tables: Tables, scope: exp.Table, kind: str) -> Iterator[Need | None]:
+    """SHOW … IN TABLE t needs to see t; IN SCHEMA s and IN DATABASE d need USAGE on them (else they do not exist)."""
+    catalog = tables.catalog
+    if kind == "TABLE":
+        yield from _seen(tables, scope, "TABLE")
+    elif kind == "DATABASE":
+        database = database_securable(catalog, scope.name)
+        yield Need(database, (Privilege.USAGE,)) if database else None
+    else:
+        schema = named_schema(catalog, *schema_name(scope, database=tables.session.database))
+        yield Need(schema, (Privilege.USAGE,)) if schema else None
 
 
 def _use(tables: Tables, expression: exp.Use) -> Iterator[Need | None]:
