@@ -118,7 +118,7 @@ def test_a_role_sees_only_what_show_lists_for_it(team: lakeclone.Lake) -> None:
     assert "LAKE.PROD.SECRET" not in str(widget._repr_mimebundle_()["text/html"])
     # A role that may not use the schema cannot look at it at all.
     team.sql("CREATE ROLE nobody")
-    with pytest.raises(WidgetError, match=r"Cannot show the grants of prod: .*'LAKE\.PROD' does not exist or not authorized"):
+    with pytest.raises(WidgetError, match=r"Cannot show the grants of prod: .*Database 'LAKE' does not exist or not authorized"):
         grants(session_as(team, "NOBODY"), "prod")
 
 
