@@ -186,16 +186,25 @@ class Lake:
     def lineage(self, name: str) -> Lineage:
         """The clone lineage around a table: its sources, its clones, and the files they share.
 
+        Tables the session's role may not see are shown as placeholders named ``<not authorized>``.
+
         Example:
             >>> lake.sql("CREATE TABLE dev CLONE prod")      # doctest: +SKIP
             >>> lake.lineage("dev").node("LAKE.PUBLIC.PROD").kind  # doctest: +SKIP
             'TABLE'
         """
         from lakeclone.clones.lineage import lineage
+        from lakeclone.engine import registry
         from lakeclone.spark_errors import spark_errors
 
+        executor = self._executor
         with spark_errors():
-            return lineage(self._executor.catalog, self._executor.delta, self._executor.resolve(name))
+            graph = lineage(executor.catalog, executor.delta, executor.resolve(name))
+        authorizer = registry.SLOTS.authorizer
+        if authorizer is None:
+            return graph
+        # Tables the role may not see stay in the graph as nameless placeholders.
+        return graph.hiding(lambda table_id: authorizer.sees_table(executor, table_id))
 
     def vacuum_plan(self, name: str, *, retain_hours: float | None = None) -> VacuumPlan:
         """What ``VACUUM name [RETAIN n HOURS]`` would keep or delete, and why, without deleting anything."""

@@ -82,6 +82,11 @@ class Case:
     sql: str
     grants: tuple[str, ...]
     check: Callable[[lakeclone.Lake, Any], None] = lambda admin, result: None
+    api: Callable[[lakeclone.Lake], Any] | None = None
+    """A call of the Python API to run in place of ``sql`` (which then only names the case)."""
+
+    def run(self, session: lakeclone.Lake) -> Any:
+        return self.api(session) if self.api is not None else session.sql(self.sql).collect()
 
     def __str__(self) -> str:
         return self.sql
@@ -148,6 +153,59 @@ MATRIX = [
     Case("DESCRIBE HISTORY t", (*USAGE, "SELECT ON TABLE T")),
     Case("DESCRIBE DETAIL t", (*USAGE, "SELECT ON TABLE T")),
     Case("USE SCHEMA LAKE.PUBLIC", ("USAGE ON DATABASE LAKE", "USAGE ON SCHEMA LAKE.PUBLIC")),
+    # Queries: time travel and the change clause on every path.
+    Case("SELECT a FROM t BEFORE (VERSION => 1)", (*USAGE, "SELECT ON TABLE T"), _rows_are([])),
+    Case("SELECT a FROM t CHANGES (INFORMATION => APPEND_ONLY) AT (VERSION => 1)", (*USAGE, "SELECT ON TABLE T")),
+    Case("SELECT s.a FROM s JOIN src ON s.a = src.a", (*USAGE, "SELECT ON STREAM S", "SELECT ON TABLE T", "SELECT ON TABLE SRC"),
+         _rows_are([])),
+    Case("SHOW PARAMETERS IN TABLE t", (*USAGE, "SELECT ON TABLE T")),
+    # DML: each write's own privilege, MODIFY for all of them, and SELECT on what it reads.
+    Case("INSERT OVERWRITE INTO t SELECT a FROM src", (*USAGE, "INSERT ON TABLE T", "DELETE ON TABLE T", "SELECT ON TABLE SRC"),
+         _t_is([(3,), (4,)])),
+    Case("MERGE INTO t USING src ON t.a = src.a WHEN MATCHED THEN DELETE", (*USAGE, "DELETE ON TABLE T", "SELECT ON TABLE SRC"),
+         _t_is([(1,), (2,)])),
+    Case(
+        "MERGE INTO t USING src ON t.a = src.a WHEN MATCHED THEN UPDATE SET a = 30 "
+        "WHEN NOT MATCHED THEN INSERT (a) VALUES (src.a)",
+        (*USAGE, "MODIFY ON TABLE T", "SELECT ON TABLE SRC"),
+        _t_is([(1,), (2,), (4,), (30,)]),
+    ),
+    Case("UPDATE t SET a = src.a + 10 FROM src WHERE t.a = src.a", (*USAGE, "UPDATE ON TABLE T", "SELECT ON TABLE SRC"),
+         _t_is([(1,), (2,), (13,)])),
+    Case("DELETE FROM t USING src WHERE t.a = src.a", (*USAGE, "DELETE ON TABLE T", "SELECT ON TABLE SRC"),
+         _t_is([(1,), (2,)])),
+    # DDL: creating in a schema, replacing, altering and dropping what the role owns.
+    Case("CREATE SEQUENCE q", (*USAGE, "CREATE SEQUENCE ON SCHEMA LAKE.PUBLIC"), _exists("SHOW SEQUENCES", "Q")),
+    Case("CREATE OR REPLACE VIEW v AS SELECT a FROM src", (*USAGE, "CREATE VIEW ON SCHEMA LAKE.PUBLIC", "OWNERSHIP ON VIEW V",
+         "SELECT ON TABLE SRC")),
+    Case("CREATE TABLE n AS SELECT a FROM v", (*USAGE, "CREATE TABLE ON SCHEMA LAKE.PUBLIC", "SELECT ON VIEW V"),
+         _exists("SHOW TABLES", "N")),
+    Case("ALTER TABLE t SET COMMENT = 'orders'", (*USAGE, "OWNERSHIP ON TABLE T")),
+    Case("ALTER TABLE t CLUSTER BY (a)", (*USAGE, "OWNERSHIP ON TABLE T")),
+    Case("ALTER VIEW v RENAME TO v2", (*USAGE, "OWNERSHIP ON VIEW V"), _exists("SHOW VIEWS", "V2")),
+    Case("ALTER VIEW v SET COMMENT = 'recent'", (*USAGE, "OWNERSHIP ON VIEW V")),
+    Case("DROP TABLE src", (*USAGE, "MODIFY ON TABLE SRC")),
+    Case("DROP VIEW v", (*USAGE, "OWNERSHIP ON VIEW V")),
+    Case("DROP STREAM s", (*USAGE, "OWNERSHIP ON STREAM S")),
+    Case("DROP SCHEMA LAKE.PUBLIC", ("USAGE ON DATABASE LAKE", "OWNERSHIP ON SCHEMA LAKE.PUBLIC")),
+    # Clones: deep, of a point in time, and of a schema or a database.
+    Case("CREATE TABLE n DEEP CLONE t", (*USAGE, "CREATE TABLE ON SCHEMA LAKE.PUBLIC", "SELECT ON TABLE T"),
+         _exists("SHOW TABLES", "N")),
+    Case("CREATE TABLE n CLONE t AT (VERSION => 1)", (*USAGE, "CREATE TABLE ON SCHEMA LAKE.PUBLIC", "SELECT ON TABLE T"),
+         _exists("SHOW TABLES", "N")),
+    Case("CREATE SCHEMA x CLONE public", (*USAGE, "CREATE SCHEMA ON DATABASE LAKE"), _exists("SHOW SCHEMAS IN ACCOUNT", "X")),
+    Case("CREATE DATABASE d CLONE lake", ("USAGE ON DATABASE LAKE", "CREATE DATABASE ON ACCOUNT"),
+         _exists("SHOW DATABASES", "D")),
+    # The Python API and the widgets: the privileges the statements they stand for need.
+    Case("lake.lineage('t')", (*USAGE, "SELECT ON TABLE T"), api=lambda lake: lake.lineage("t")),
+    Case("lake.vacuum_plan('t')", (*USAGE, "MODIFY ON TABLE T"), api=lambda lake: lake.vacuum_plan("t")),
+    Case("timeline(lake, 't')", (*USAGE, "SELECT ON TABLE T"), api=lambda lake: _widgets().timeline(lake, "t")),
+    Case("lineage_widget(lake, 't')", (*USAGE, "SELECT ON TABLE T"),
+         api=lambda lake: _widgets().lineage_widget(lake, "t")),
+    Case("vacuum_explorer(lake, 't')", (*USAGE, "MODIFY ON TABLE T"),
+         api=lambda lake: _widgets().vacuum_explorer(lake, "t")),
+    Case("grants(lake, 'public')", ("USAGE ON DATABASE LAKE", "USAGE ON SCHEMA LAKE.PUBLIC"),
+         api=lambda lake: _widgets().grants(lake, "public")),
 ]
 
 
@@ -171,11 +229,29 @@ def test_privilege_matrix(admin: lakeclone.Lake, case: Case) -> None:
         held = tuple(grant for grant in case.grants if grant != missing)
         session = connect_as(admin, *held)
         before = state(admin)
-        with pytest.raises(_denied_error(case.grants, missing)):
-            session.sql(case.sql).collect()
+        with pytest.raises(LakecloneError) as denied:
+            case.run(session)
+        assert _kind(denied.value) is _denied_error(case.grants, missing), f"without {missing}: {denied.value}"
         assert state(admin) == before, f"denied without {missing}, yet something changed"
     allowed = connect_as(admin, *case.grants)
-    case.check(admin, allowed.sql(case.sql).collect())
+    case.check(admin, case.run(allowed))
+
+
+def _kind(error: LakecloneError) -> type[LakecloneError]:
+    """The denial an error reports; a widget's one-line WidgetError carries the statement's message."""
+    if isinstance(error, (ObjectNotFoundError, InsufficientPrivilegesError)):
+        return type(error)
+    if "does not exist or not authorized" in str(error):
+        return ObjectNotFoundError
+    if "Insufficient privileges" in str(error):
+        return InsufficientPrivilegesError
+    return type(error)
+
+
+def _widgets() -> Any:
+    import lakeclone.widgets
+
+    return lakeclone.widgets
 
 
 def test_denied_messages_are_snowflakes(admin: lakeclone.Lake) -> None:
@@ -511,3 +587,169 @@ def test_create_if_not_exists_of_an_existing_object_takes_no_ownership(admin: la
     assert ("OWNERSHIP", "ACCOUNTADMIN") in _grants(admin, "t")
     schema = {(r.privilege, r.grantee_name) for r in admin.sql("SHOW GRANTS ON SCHEMA LAKE.PUBLIC").collect()}
     assert ("OWNERSHIP", "ACCOUNTADMIN") in schema
+
+
+# Views run with their owner's rights
+
+
+def _role_of(session: lakeclone.Lake) -> str:
+    return str(session.sql("SELECT CURRENT_ROLE()").collect()[0][0])
+
+
+def test_a_view_reads_with_its_owners_rights_nested_views_too(admin: lakeclone.Lake) -> None:
+    author = connect_as(admin, *USAGE, "SELECT ON TABLE T", "CREATE VIEW ON SCHEMA LAKE.PUBLIC", role="AUTHOR")
+    author.sql("CREATE VIEW big AS SELECT a FROM t WHERE a > 1")
+    author.sql("GRANT SELECT ON VIEW big TO ROLE PUBLIC")
+    nester = connect_as(admin, *USAGE, "CREATE VIEW ON SCHEMA LAKE.PUBLIC", role="NESTER")
+    nester.sql("CREATE VIEW biggest AS SELECT a FROM big WHERE a > 2")
+    # Querying a view needs SELECT on it only, however deep the views under it.
+    reader = connect_as(admin, *USAGE, "SELECT ON VIEW BIGGEST")
+    assert rows(reader, "SELECT * FROM biggest") == [(3,)]
+    with pytest.raises(ObjectNotFoundError):
+        reader.sql("SELECT * FROM t")
+    # Once the inner view's owner loses SELECT on the table, every query through it fails, Snowflake's way.
+    admin.sql("REVOKE SELECT ON TABLE t FROM ROLE author")
+    expansion = r"Failure during expansion of view 'LAKE.PUBLIC.BIG': SQL compilation error:\nObject 'LAKE.PUBLIC.T'"
+    with pytest.raises(LakecloneError, match=expansion):
+        reader.sql("SELECT * FROM biggest")
+    with pytest.raises(LakecloneError, match=expansion):
+        author.sql("SELECT * FROM big")
+    admin.sql("GRANT SELECT ON TABLE t TO ROLE author")
+    assert rows(reader, "SELECT * FROM biggest") == [(3,)]
+    # The outer view's owner losing SELECT on the inner view breaks the outer view alone.
+    admin.sql("REVOKE SELECT ON VIEW big FROM ROLE PUBLIC")
+    with pytest.raises(LakecloneError, match=r"Failure during expansion of view 'LAKE.PUBLIC.BIGGEST'"):
+        reader.sql("SELECT * FROM biggest")
+    assert rows(author, "SELECT * FROM big") == [(2,), (3,)]
+
+
+def test_a_stream_on_a_view_reads_with_the_views_owners_rights(admin: lakeclone.Lake) -> None:
+    author = connect_as(admin, *USAGE, "SELECT ON TABLE T", "CREATE VIEW ON SCHEMA LAKE.PUBLIC", role="AUTHOR")
+    author.sql("CREATE VIEW seen AS SELECT a FROM t")
+    admin.sql("ALTER VIEW seen SET CHANGE_TRACKING = TRUE")
+    admin.sql("CREATE STREAM on_seen ON VIEW seen")
+    reader = connect_as(admin, *USAGE, "SELECT ON STREAM ON_SEEN", "SELECT ON VIEW SEEN")
+    assert rows(reader, "SELECT a FROM on_seen") == []
+    admin.sql("REVOKE SELECT ON TABLE t FROM ROLE author")
+    with pytest.raises(LakecloneError, match=r"Failure during expansion of view 'LAKE\.PUBLIC\.SEEN'"):
+        reader.sql("SELECT a FROM on_seen")
+
+
+# Sequences
+
+
+def test_drawing_from_a_sequence_needs_usage_on_it(admin: lakeclone.Lake) -> None:
+    admin.sql("CREATE SEQUENCE ids")
+    admin.sql("CREATE TABLE keyed (id INT DEFAULT ids.NEXTVAL, v INT)")
+    writer = connect_as(
+        admin, *USAGE, "INSERT ON TABLE KEYED", "SELECT ON TABLE KEYED", "SELECT ON TABLE SRC", role="WRITER"
+    )
+    before = state(admin)
+    with pytest.raises(ObjectNotFoundError, match=r"'LAKE\.PUBLIC\.IDS'"):
+        writer.sql("INSERT INTO keyed (v) VALUES (1)")
+    merge = "MERGE INTO keyed USING src ON keyed.v = src.a WHEN NOT MATCHED THEN INSERT (v) VALUES (src.a)"
+    with pytest.raises(ObjectNotFoundError, match=r"'LAKE\.PUBLIC\.IDS'"):
+        writer.sql(merge)
+    assert state(admin) == before
+    # Giving every column draws nothing from the sequence.
+    writer.sql("INSERT INTO keyed (id, v) VALUES (100, 0)")
+    admin.sql("GRANT USAGE ON SEQUENCE ids TO ROLE writer")
+    writer.sql("INSERT INTO keyed (v) VALUES (1)")
+    writer.sql(merge)
+    assert rows(writer, "SELECT id, v FROM keyed") == [(1, 1), (2, 3), (3, 4), (100, 0)]
+    # So does naming the sequence in a column's default.
+    builder = connect_as(admin, *USAGE, "CREATE TABLE ON SCHEMA LAKE.PUBLIC", role="BUILDER")
+    with pytest.raises(ObjectNotFoundError, match=r"'LAKE\.PUBLIC\.IDS'"):
+        builder.sql("CREATE TABLE other (id INT DEFAULT ids.NEXTVAL)")
+    admin.sql("GRANT USAGE ON SEQUENCE ids TO ROLE builder")
+    builder.sql("CREATE TABLE other (id INT DEFAULT ids.NEXTVAL)")
+
+
+# UNDROP
+
+
+def test_the_owner_of_a_dropped_schema_or_database_may_undrop_it(admin: lakeclone.Lake) -> None:
+    owner = connect_as(admin, "USAGE ON DATABASE LAKE", "CREATE SCHEMA ON DATABASE LAKE", role="BUILDER")
+    owner.sql("CREATE SCHEMA work")
+    owner.sql("DROP SCHEMA work")
+    stranger = connect_as(admin, "USAGE ON DATABASE LAKE", "CREATE SCHEMA ON DATABASE LAKE")
+    before = state(admin)
+    with pytest.raises(ObjectNotFoundError, match=r"'LAKE\.WORK'"):
+        stranger.sql("UNDROP SCHEMA work")
+    assert state(admin) == before
+    # Ownership of the schema is not enough: Snowflake also needs CREATE SCHEMA on the database.
+    admin.sql("REVOKE CREATE SCHEMA ON DATABASE LAKE FROM ROLE builder")
+    with pytest.raises(InsufficientPrivilegesError, match="database 'LAKE'"):
+        owner.sql("UNDROP SCHEMA work")
+    admin.sql("GRANT CREATE SCHEMA ON DATABASE LAKE TO ROLE builder")
+    owner.sql("UNDROP SCHEMA work")
+    assert "WORK" in [r.name for r in owner.sql("SHOW SCHEMAS IN DATABASE LAKE").collect()]
+
+    maker = connect_as(admin, "CREATE DATABASE ON ACCOUNT", role="MAKER")
+    maker.sql("CREATE DATABASE scratch")
+    maker.sql("DROP DATABASE scratch")
+    other = connect_as(admin, "CREATE DATABASE ON ACCOUNT")
+    with pytest.raises(ObjectNotFoundError, match="'SCRATCH'"):
+        other.sql("UNDROP DATABASE scratch")
+    maker.sql("UNDROP DATABASE scratch")
+    assert "SCRATCH" in [r.name for r in maker.sql("SHOW DATABASES").collect()]
+
+
+def test_undrop_table_needs_ownership_of_the_dropped_table(admin: lakeclone.Lake) -> None:
+    admin.sql("DROP TABLE src")
+    creator = connect_as(admin, *USAGE, "CREATE TABLE ON SCHEMA LAKE.PUBLIC")
+    with pytest.raises(ObjectNotFoundError, match=r"'LAKE\.PUBLIC\.SRC'"):
+        creator.sql("UNDROP TABLE src")
+    admin.sql(f"GRANT OWNERSHIP ON TABLE t TO ROLE {_role_of(creator)}")  # owning another table is no help
+    with pytest.raises(ObjectNotFoundError):
+        creator.sql("UNDROP TABLE src")
+    admin.sql("UNDROP TABLE src")
+    assert rows(admin, "SELECT * FROM src") == [(3,), (4,)]
+
+
+# The Python API and SHOW CHANNELS
+
+
+def test_lineage_hides_tables_the_role_may_not_see(admin: lakeclone.Lake) -> None:
+    admin.sql("CREATE TABLE dev CLONE t")
+    admin.sql("CREATE TABLE dev2 CLONE dev")
+    session = connect_as(admin, *USAGE, "SELECT ON TABLE DEV2")
+    graph = session.lineage("dev2")
+    names = sorted(node.name for node in graph.nodes.values())
+    assert names == ["<not authorized>", "<not authorized>", "LAKE.PUBLIC.DEV2"]
+    hidden = [node for node in graph.nodes.values() if not node.authorized]
+    assert all(node.version is None and node.files_owned == node.bytes_owned == 0 for node in hidden)
+    assert len(graph.edges) == 2  # the shape stays: T -> DEV -> DEV2
+    admin.sql(f"GRANT SELECT ON TABLE t TO ROLE {_role_of(session)}")
+    names = sorted(node.name for node in session.lineage("dev2").nodes.values())
+    assert names == ["<not authorized>", "LAKE.PUBLIC.DEV2", "LAKE.PUBLIC.T"]
+    assert {node.name for node in admin.lineage("dev2").nodes.values()} == {
+        "LAKE.PUBLIC.T", "LAKE.PUBLIC.DEV", "LAKE.PUBLIC.DEV2"
+    }
+
+
+def test_lineage_widget_hides_tables_the_role_may_not_see(admin: lakeclone.Lake) -> None:
+    from lakeclone.widgets import lineage_widget
+
+    admin.sql("CREATE TABLE dev CLONE t")
+    session = connect_as(admin, *USAGE, "SELECT ON TABLE DEV")
+    widget = lineage_widget(session, "dev")
+    shown = widget.shown()
+    text = " ".join(" ".join(row) for row in shown.rows)
+    assert "LAKE.PUBLIC.T" not in text and "<not authorized>" in text
+    assert [name for _label, name in widget.root_picker.options] == ["LAKE.PUBLIC.DEV"]
+    assert widget.static()
+
+
+def test_show_channels_lists_channels_on_tables_the_role_sees(admin: lakeclone.Lake) -> None:
+    admin.sql("CREATE TABLE feed (a INT)")
+    with admin.streaming_client("ingest") as client:
+        for table in ("t", "feed"):
+            channel, _status = client.open_channel(f"on_{table}", table=table)
+            channel.append_row({"a": 1}, offset_token="1")
+    assert {r.name for r in admin.sql("SHOW CHANNELS IN SCHEMA LAKE.PUBLIC").collect()} == {"on_t", "on_feed"}
+    session = connect_as(admin, *USAGE, "INSERT ON TABLE FEED")
+    assert [r.name for r in session.sql("SHOW CHANNELS IN SCHEMA LAKE.PUBLIC").collect()] == ["on_feed"]
+    assert [r.name for r in session.sql("SHOW CHANNELS").collect()] == ["on_feed"]
+    with pytest.raises(ObjectNotFoundError, match=r"'LAKE\.PUBLIC\.T'"):
+        session.sql("SHOW CHANNELS IN TABLE t")

@@ -389,3 +389,17 @@ def test_lake_option_picks_the_lake(
     ip.run_cell("%lsql --lake first SELECT * FROM only_in_first")
     with pytest.raises(LsqlCellError, match="does not exist or not authorized"):
         ip.run_cell("%lsql SELECT * FROM only_in_first")
+
+
+@pytest.mark.spark
+def test_an_interpolated_value_never_becomes_sql_text(ip: TestingShell, lake: lakeclone.Lake) -> None:
+    hostile = "x'); DROP TABLE t; --"
+    ip.user_ns.update(hostile=hostile, quoted="' OR 1 = 1 --", table="t; DROP TABLE t")
+    ip.run_cell("%%lsql\nCREATE TABLE t (s STRING);\nINSERT INTO t VALUES (:hostile)")
+    assert [r[0] for r in lake.sql("SELECT s FROM t").collect()] == [hostile]
+    # A value compared in a WHERE clause matches itself only, not every row.
+    assert ip.run_cell("%lsql SELECT COUNT(*) AS n FROM t WHERE s = :quoted").result.iloc[0, 0] == 0
+    # An identifier that is not one is refused before anything runs.
+    outcome = ip.run_cell_quietly_failing("%lsql SELECT * FROM {{table}}")
+    assert not outcome.success
+    assert [r.name for r in lake.sql("SHOW TABLES").collect()] == ["T"]

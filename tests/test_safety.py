@@ -202,3 +202,52 @@ def test_inserts_and_updates_at_once_all_commit(
     assert rows(first, "SELECT * FROM t") == kernel_rows(location(first, "t")) == expected
     # The race did happen: some UPDATE lost to an INSERT and ran again.
     assert any("lost a race to concurrent writers" in r.getMessage() for r in caplog.records)
+
+
+def _outside_the_warehouse(root: Path, lake: lakeclone.Lake) -> set[str]:
+    return {path for path in everything_under(root) if not (root / path).is_relative_to(lake.warehouse)}
+
+
+HOSTILE_NAMES = ['"a/../../b"', '"/etc"', '".."', '"x\\y"', '"../../outside"']
+
+
+def test_hostile_quoted_names_keep_managed_tables_inside_the_warehouse(lake: lakeclone.Lake, tmp_path: Path) -> None:
+    """A quoted identifier is a name, never a path: no ``..`` or absolute path in it reaches the file system."""
+    outside = tmp_path / "outside-marker"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("precious")
+    around = _outside_the_warehouse(tmp_path, lake)
+    tables = lake.warehouse / "tables"
+    for index, name in enumerate(HOSTILE_NAMES):
+        lake.sql(f"CREATE DATABASE {name}")
+        lake.sql(f"CREATE SCHEMA {name}.{name}")
+        qualified = f"{name}.{name}.{name}"
+        lake.sql(f"CREATE TABLE {qualified} (id INT)")
+        lake.sql(f"INSERT INTO {qualified} VALUES ({index})")
+        folder = Path(location(lake, qualified).removeprefix("file:"))
+        assert folder.resolve().is_relative_to(tables.resolve()), f"{name} put its table at {folder}"
+        assert rows(lake, f"SELECT * FROM {qualified}") == kernel_rows(str(folder)) == [(index,)]
+    for name in HOSTILE_NAMES:
+        lake.sql(f"DROP TABLE {name}.{name}.{name}")
+        lake.sql(f"DROP DATABASE {name}")
+    lake.clock.advance(days=30)  # past every UNDROP window: the next DROP purges the dropped tables
+    lake.sql("USE SCHEMA lake.public")  # CREATE DATABASE made each hostile database the current one
+    lake.sql("CREATE TABLE trigger_purge (id INT); DROP TABLE trigger_purge")
+    assert _outside_the_warehouse(tmp_path, lake) == around
+    assert (outside / "keep.txt").read_text() == "precious"
+
+
+def test_a_location_may_not_be_inside_a_clones_folder(lake: lakeclone.Lake, tmp_path: Path) -> None:
+    source = tmp_path / "external" / "source"
+    clone = tmp_path / "external" / "clone"
+    lake.sql(f"CREATE EXTERNAL TABLE src (id INT) LOCATION = '{source}'; INSERT INTO src VALUES (1)")
+    lake.sql(f"CREATE EXTERNAL TABLE dev LOCATION = '{clone}' CLONE src")
+    for overlapping in (clone, clone / "sub", clone.parent):
+        with pytest.raises(InvalidLocationError, match=r"overlaps the folder of table LAKE\.PUBLIC\.(DEV|SRC)"):
+            lake.sql(f"CREATE EXTERNAL TABLE guest (x INT) LOCATION = '{overlapping}'")
+    # A managed clone's folder is in the warehouse's managed area, which no LOCATION may name.
+    lake.sql("CREATE TABLE managed_dev CLONE src")
+    with pytest.raises(InvalidLocationError, match="overlaps the warehouse"):
+        lake.sql(f"CREATE EXTERNAL TABLE guest (x INT) LOCATION = '{location(lake, 'managed_dev')}/sub'")
+    assert rows(lake, "SELECT * FROM dev") == spark_rows(lake.spark, str(clone)) == [(1,)]
+    assert [r.name for r in lake.sql("SHOW TABLES").collect()] == ["DEV", "MANAGED_DEV", "SRC"]

@@ -25,6 +25,7 @@ from lakeclone.catalog.names import database_name, schema_name
 from lakeclone.dialect import expressions as lx
 from lakeclone.engine.compiler import relation_references
 from lakeclone.errors import InsufficientPrivilegesError, ObjectNotFoundError, SqlCompilationError
+from lakeclone.views.expand import definition_scope, parse_definition
 
 if TYPE_CHECKING:
     from lakeclone.catalog.entries import SchemaEntry
@@ -50,11 +51,25 @@ class Securable:
 
 
 @dataclass(frozen=True)
+class Definer:
+    """A view whose definition a statement reads: its owner's rights, not the session's, reach what it reads."""
+
+    view: str
+    owner: str
+
+
+@dataclass(frozen=True)
 class Need:
-    """What a statement needs on one object: any one of ``privileges`` (none: that the role sees it)."""
+    """What a statement needs on one object: any one of ``privileges`` (none: that the role sees it).
+
+    Attributes:
+        definer: the view through which the object is read, whose owner must hold ``privileges``
+            (Snowflake views run with their owner's rights); None for the session's role.
+    """
 
     securable: Securable
     privileges: tuple[Privilege, ...]
+    definer: Definer | None = None
 
 
 ACCOUNT_SECURABLE = Securable(*ACCOUNT, "ACCOUNT")
@@ -127,7 +142,21 @@ class Guard:
         if ACCOUNTADMIN in roles:
             return
         for need in needs(executor.tables(), expression):
-            self.require(catalog, roles, need)
+            if need.definer is None:
+                self.require(catalog, roles, need)
+            else:
+                self.require_for_view(catalog, need)
+
+    def require_for_view(self, catalog: Catalog, need: Need) -> None:
+        """Raise unless the owner of the view ``need`` reads through holds what it needs, as Snowflake expands views."""
+        assert need.definer is not None
+        owner_roles = self.roles(catalog, need.definer.owner)
+        if ACCOUNTADMIN in owner_roles:
+            return
+        try:
+            self.require(catalog, owner_roles, need)
+        except SqlCompilationError as error:
+            raise SqlCompilationError(f"Failure during expansion of view '{need.definer.view}': {error}") from None
 
     def table(self, executor: Executor, entry: TableEntry, privilege: str) -> None:
         catalog = executor.catalog
@@ -138,6 +167,20 @@ class Guard:
         assert schema is not None
         securable = Securable("TABLE", entry.id, entry.name, (schema_securable(catalog, schema),))
         self.require(catalog, roles, Need(securable, (Privilege(privilege),)))
+
+    def sees_table(self, executor: Executor, table_id: str) -> bool:
+        catalog = executor.catalog
+        roles = self.roles(catalog, executor.context.role)
+        if ACCOUNTADMIN in roles:
+            return True
+        entry = catalog.table_by_id(table_id)
+        schema = catalog.schema(entry.database, entry.schema) if entry else None
+        if entry is None or schema is None:
+            return False
+        securable = Securable("TABLE", entry.id, entry.qualified, (schema_securable(catalog, schema),))
+        return all(self.holds(catalog, roles, c, Privilege.USAGE) for c in _with_containers(securable)[:-1]) and (
+            self.sees(catalog, roles, securable)
+        )
 
     def visible(self, executor: Executor, what: str) -> tuple[tuple[str, ...], set[tuple[str, ...]]] | None:
         """What SHOW lists for the role: the objects it sees, in containers it may use."""
@@ -222,6 +265,8 @@ SHOWN: dict[str, tuple[str, tuple[str, ...]]] = {
     "SEQUENCES": ("SEQUENCE", _QUALIFIED),
     "PRIMARY KEYS": ("TABLE", ("database_name", "schema_name", "table_name")),
     "IMPORTED KEYS": ("TABLE", ("fk_database_name", "fk_schema_name", "fk_table_name")),
+    # A channel is listed to the roles that see its table.
+    "CHANNELS": ("TABLE", ("database_name", "schema_name", "table_name")),
 }
 
 
@@ -261,11 +306,7 @@ def _needs(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
     elif isinstance(expression, exp.Drop):
         yield from _drop(tables, expression)
     elif isinstance(expression, exp.Undrop):
-        kind = str(expression.args.get("kind") or "TABLE").upper()
-        if kind == "TABLE":
-            yield from _create_in_schema(tables, expression.this, Privilege.CREATE_TABLE)
-        else:
-            yield Need(ACCOUNT_SECURABLE, (Privilege.OWNERSHIP,))
+        yield from _undrop(tables, expression)
     elif isinstance(expression, (exp.Alter, lx.SetParameters, lx.UnsetParameters)):
         yield from _owned(tables, expression.this, str(expression.args.get("kind") or "TABLE").upper())
     elif isinstance(expression, (lx.AlterClustering, lx.AlterRecluster)):
@@ -284,6 +325,8 @@ def _needs(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
         yield from _use(tables, expression)
     elif isinstance(expression, lx.ShowParameters) and expression.this is not None:
         yield from _seen(tables, expression.this, str(expression.args.get("kind") or "TABLE").upper())
+    elif isinstance(expression, exp.Show) and isinstance(expression.args.get("scope"), exp.Table):
+        yield from _show_scope(tables, expression.args["scope"], str(expression.args.get("scope_kind") or "").upper())
 
 
 def _reads(tables: Tables, expression: exp.Expr, *, skip: exp.Expr | None = None) -> Iterator[Need | None]:
@@ -291,17 +334,33 @@ def _reads(tables: Tables, expression: exp.Expr, *, skip: exp.Expr | None = None
     yield from _reads_of(tables, references)
 
 
-def _reads_of(tables: Tables, references: list[exp.Table]) -> Iterator[Need | None]:
+def _reads_of(tables: Tables, references: list[exp.Table], definer: Definer | None = None) -> Iterator[Need | None]:
+    """SELECT on each relation ``references`` name, and on what streams and views among them read."""
     for table in references:
         securable = relation(tables, table)
         if securable is None:
             continue
-        yield Need(securable, (Privilege.SELECT,))
-        if securable.kind == "STREAM":
-            # Querying a stream also needs SELECT on what it tracks.
-            stream = tables.catalog.stream_by_id(securable.id)
-            assert stream is not None
-            yield _source_need(tables.catalog, stream.source_id)
+        yield Need(securable, (Privilege.SELECT,), definer)
+        yield from _behind(tables, securable, definer)
+
+
+def _behind(tables: Tables, securable: Securable, definer: Definer | None) -> Iterator[Need | None]:
+    """What reading a stream or a view needs beyond SELECT on it: on what the stream tracks, or what the view reads."""
+    catalog = tables.catalog
+    if securable.kind == "STREAM":
+        # Querying a stream also needs SELECT on what it tracks.
+        stream = catalog.stream_by_id(securable.id)
+        assert stream is not None
+        source = _source_need(catalog, stream.source_id)
+        if source is not None:
+            yield Need(source.securable, source.privileges, definer)
+            yield from _behind(tables, source.securable, definer)
+    elif securable.kind == "VIEW":
+        view = catalog.view_by_id(securable.id)
+        assert view is not None
+        scope = definition_scope(tables, view)
+        owner = Definer(view.qualified, catalog.owner("VIEW", view.id))
+        yield from _reads_of(scope, relation_references(parse_definition(view.definition)), owner)
 
 
 def _source_need(catalog: Catalog, source_id: str) -> Need | None:
@@ -330,12 +389,81 @@ def _dml(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
         if securable is not None:
             for privilege in _writes(expression):
                 yield Need(securable, (privilege,))
+            yield from _defaults_drawn(tables.catalog, securable, expression)
     yield from _reads(tables, expression, skip=target)
+
+
+def _defaults_drawn(catalog: Catalog, table: Securable, expression: exp.Expression) -> Iterator[Need | None]:
+    """USAGE on each sequence whose NEXTVAL fills a column an INSERT (or a MERGE's INSERT) leaves out."""
+    sequenced = {d.column.upper(): d.sequence_id for d in catalog.column_defaults(table.id) if d.sequence_id}
+    if not sequenced:
+        return
+    if isinstance(expression, exp.Insert):
+        listed: list[exp.Expression] = [expression.this] if isinstance(expression.this, exp.Schema) else []
+    else:
+        inserts = [w.args.get("then") for w in expression.find_all(exp.When)]
+        listed = [i.this for i in inserts if isinstance(i, exp.Insert) and isinstance(i.this, exp.Tuple)]
+    drawn: set[str] = set()
+    for columns in listed:
+        given = {column.name.upper() for column in columns.expressions}
+        drawn.update(sequence for column, sequence in sequenced.items() if column not in given)
+    for sequence_id in sorted(drawn):
+        yield _sequence_need(catalog, sequence_id)
+
+
+def _sequence_need(catalog: Catalog, sequence_id: str) -> Need | None:
+    sequence = catalog.sequence_by_id(sequence_id)
+    schema = catalog.schema(sequence.database, sequence.schema) if sequence else None
+    if sequence is None or schema is None:
+        return None  # a dropped sequence: the statement reports it
+    securable = Securable("SEQUENCE", sequence.id, sequence.qualified, (schema_securable(catalog, schema),))
+    return Need(securable, (Privilege.USAGE,))
+
+
+def _nextval_defaults(tables: Tables, create: exp.Create) -> Iterator[Need | None]:
+    """USAGE on each sequence a CREATE TABLE's ``DEFAULT seq.NEXTVAL`` names."""
+    for default in create.find_all(exp.DefaultColumnConstraint):
+        node = default.this
+        if isinstance(node, exp.Column) and node.name.upper() == "NEXTVAL" and node.table:
+            parts = {k: node.args[k].copy() for k in ("db", "catalog") if node.args.get(k) is not None}
+            sequence = relation(tables, exp.Table(this=node.args["table"].copy(), **parts), ("SEQUENCE",))
+            yield Need(sequence, (Privilege.USAGE,)) if sequence else None
+
+
+def _undrop(tables: Tables, expression: exp.Undrop) -> Iterator[Need | None]:
+    """OWNERSHIP of the dropped object, and the privilege to create it in its parent (Snowflake's UNDROP)."""
+    catalog = tables.catalog
+    kind = str(expression.args.get("kind") or "TABLE").upper()
+    if kind == "TABLE":
+        name = tables.name(expression.this)
+        schema_entry = catalog.schema(name.database, name.schema)
+        yield from _create_in_schema(tables, expression.this, Privilege.CREATE_TABLE)
+        table = catalog.last_dropped_table(schema_entry, name.name) if schema_entry else None
+        if table is not None and schema_entry is not None:
+            dropped = Securable("TABLE", table.id, str(name), (schema_securable(catalog, schema_entry),))
+            yield Need(dropped, (Privilege.OWNERSHIP,))
+    elif kind == "SCHEMA":
+        parent, label = schema_name(expression.this, database=tables.scope.database)
+        database = catalog.database(parent)
+        if database is None:
+            return
+        container = Securable("DATABASE", database.id, database.name)
+        yield Need(container, (Privilege.USAGE,))
+        yield Need(container, (Privilege.CREATE_SCHEMA,))
+        schema = catalog.last_dropped_schema(database, label)
+        if schema is not None:
+            yield Need(Securable("SCHEMA", schema.id, schema.qualified, (container,)), (Privilege.OWNERSHIP,))
+    elif kind == "DATABASE":
+        yield Need(ACCOUNT_SECURABLE, (Privilege.CREATE_DATABASE,))
+        dropped_database = catalog.last_dropped_database(database_name(expression.this))
+        if dropped_database is not None:
+            yield Need(Securable("DATABASE", dropped_database.id, dropped_database.name), (Privilege.OWNERSHIP,))
 
 
 def _writes(expression: exp.Expression) -> list[Privilege]:
     if isinstance(expression, exp.Insert):
-        return [Privilege.INSERT]
+        # OVERWRITE deletes the table's rows first: Snowflake asks for DELETE too.
+        return [Privilege.INSERT, Privilege.DELETE] if expression.args.get("overwrite") else [Privilege.INSERT]
     if isinstance(expression, exp.Update):
         return [Privilege.UPDATE]
     if isinstance(expression, exp.Delete):
@@ -373,6 +501,8 @@ def _create(tables: Tables, expression: exp.Create) -> Iterator[Need | None]:
             yield Need(existing, (Privilege.MODIFY,) if kind == "TABLE" else (Privilege.OWNERSHIP,)) if existing else None
         if kind == "TABLE" and expression.find(exp.LocationProperty) is not None:
             yield Need(ACCOUNT_SECURABLE, (Privilege.CREATE_EXTERNAL_TABLE,))
+        if kind == "TABLE":
+            yield from _nextval_defaults(tables, expression)
         if clone is not None:
             yield from _reads_of(tables, [clone.this])
         elif expression.expression is not None:
@@ -436,6 +566,19 @@ def _seen(tables: Tables, target: exp.Table, kind: str) -> Iterator[Need | None]
     else:
         securable = relation(tables, target, ("TABLE", "VIEW"))
     yield Need(securable, ()) if securable else None
+
+
+def _show_scope(tables: Tables, scope: exp.Table, kind: str) -> Iterator[Need | None]:
+    """SHOW … IN TABLE t needs to see t; IN SCHEMA s and IN DATABASE d need USAGE on them (else they do not exist)."""
+    catalog = tables.catalog
+    if kind == "TABLE":
+        yield from _seen(tables, scope, "TABLE")
+    elif kind == "DATABASE":
+        database = database_securable(catalog, scope.name)
+        yield Need(database, (Privilege.USAGE,)) if database else None
+    else:
+        schema = named_schema(catalog, *schema_name(scope, database=tables.session.database))
+        yield Need(schema, (Privilege.USAGE,)) if schema else None
 
 
 def _use(tables: Tables, expression: exp.Use) -> Iterator[Need | None]:

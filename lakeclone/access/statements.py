@@ -7,7 +7,15 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from lakeclone.access.guard import ACCOUNT_SECURABLE, GUARD, Securable, database_securable, named_schema, relation
+from lakeclone.access.guard import (
+    ACCOUNT_SECURABLE,
+    GUARD,
+    Need,
+    Securable,
+    database_securable,
+    named_schema,
+    relation,
+)
 from lakeclone.access.privileges import APPLICABLE, Privilege, privilege
 from lakeclone.catalog.access import ACCOUNTADMIN, PUBLIC, FutureGrant, Grant
 from lakeclone.catalog.names import database_name, schema_name
@@ -302,8 +310,9 @@ def show_grants(execution: Execution) -> DataFrame:
         ]
         return results.rows(execution.spark, GRANTS_SCHEMA, rows)
     target = _securable(execution, expression.text("on"), expression.this)
-    if target.kind != "ACCOUNT" and not GUARD.sees(catalog, roles, target):
-        raise ObjectNotFoundError(target.name, "Object")
+    if target.kind != "ACCOUNT" and ACCOUNTADMIN not in roles:
+        # Seeing the object takes USAGE on its schema and database too, as every statement does.
+        GUARD.require(catalog, roles, Need(target, ()))
     owner = catalog.owner(target.kind, target.id)
     data = [(None, "OWNERSHIP", target.kind, target.name, "ROLE", owner, "true", owner)]
     data += [

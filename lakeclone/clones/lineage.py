@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from lakeclone.catalog.store import Catalog, TableEntry
@@ -22,6 +24,8 @@ class LineageNode:
         version: its own current version (None once its log is gone).
         files_owned / bytes_owned: current files stored in its own folder.
         files_shared / bytes_shared: current files it references in another table's folder.
+        authorized: False for a table the role may not see: a placeholder named :data:`HIDDEN`, with no
+            version and no files, that keeps the graph's shape without telling what the table is.
     """
 
     id: str
@@ -36,6 +40,11 @@ class LineageNode:
     bytes_owned: int
     files_shared: int
     bytes_shared: int
+    authorized: bool = True
+
+
+HIDDEN = "<not authorized>"
+"""The name a lineage shows for a table the role may not see."""
 
 
 @dataclass
@@ -53,6 +62,17 @@ class Lineage:
             for n in self.nodes.values()
             if n.source_id is not None and n.source_id in self.nodes
         ]
+
+    def hiding(self, visible: Callable[[str], bool]) -> Lineage:
+        """This graph with each table ``visible`` (given its id) refuses replaced by a nameless placeholder.
+
+        The root is the table the caller asked for, which it may see.
+        """
+        nodes = {
+            node_id: node if node_id == self.root or visible(node_id) else _placeholder(node)
+            for node_id, node in self.nodes.items()
+        }
+        return Lineage(root=self.root, nodes=nodes)
 
     def node(self, name: str) -> LineageNode:
         for node in self.nodes.values():
@@ -102,4 +122,18 @@ def _node(delta: Delta, table: TableEntry) -> LineageNode:
         bytes_owned=owned_bytes,
         files_shared=shared,
         bytes_shared=shared_bytes,
+    )
+
+
+def _placeholder(node: LineageNode) -> LineageNode:
+    return dataclasses.replace(
+        node,
+        name=HIDDEN,
+        dropped_at=None,
+        version=None,
+        files_owned=0,
+        bytes_owned=0,
+        files_shared=0,
+        bytes_shared=0,
+        authorized=False,
     )

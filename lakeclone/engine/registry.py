@@ -127,6 +127,9 @@ TABLE_DEFINITIONS: list[DefinitionReader] = []
 COLUMN_ATTRIBUTES: list[Callable[[Catalog, str], Mapping[str, Mapping[str, str | None]]]] = []
 """DESCRIBE TABLE's per-column attributes a feature supplies: column (upper) -> {attribute: value}."""
 
+COLUMN_PROTECTIONS: list[Callable[[Catalog, TableEntry], dict[str, list[str]]]] = []
+"""The policies protecting a table's columns: column name -> policy names; key ``"*"``: its row access policy."""
+
 TABLE_ATTRIBUTES: list[Callable[[Catalog, str], Mapping[str, Any]]] = []
 """SHOW TABLES' and DESCRIBE DETAIL's per-table attributes a feature supplies."""
 
@@ -195,6 +198,9 @@ class Authorizer(Protocol):
 
     def table(self, executor: Executor, entry: TableEntry, privilege: str) -> None:
         """Raise unless the session's role holds ``privilege`` on ``entry`` (the Python API's reads)."""
+
+    def sees_table(self, executor: Executor, table_id: str) -> bool:
+        """Whether the session's role may see a table (live or dropped), and use its schema and database."""
 
     def visible(self, executor: Executor, what: str) -> tuple[tuple[str, ...], set[tuple[str, ...]]] | None:
         """What ``SHOW <what>`` may list: (its key columns, their values for the objects the role sees), or None for all."""

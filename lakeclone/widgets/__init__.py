@@ -9,16 +9,18 @@ reads back what a widget shows, as :class:`Shown`. Importing this package
 imports ipywidgets and matplotlib, which ``import lakeclone`` alone does not.
 
 Example:
-    >>> from lakeclone.widgets import timeline, lineage_widget, streams, vacuum_explorer
+    >>> from lakeclone.widgets import grants, timeline, lineage_widget, streams, vacuum_explorer
     >>> timeline(lake, "orders")          # doctest: +SKIP
     >>> streams(lake, "shop.sales")       # doctest: +SKIP
     >>> lineage_widget(lake, "orders")    # doctest: +SKIP
     >>> vacuum_explorer(lake, "orders")   # doctest: +SKIP
+    >>> grants(lake, "shop.sales")        # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 from lakeclone.widgets._live import LiveWidget, Shown, WidgetError
+from lakeclone.widgets.grants import GrantsData, GrantsWidget, grants, grants_html, plot_grants
 from lakeclone.widgets.lineage import (
     LineageData,
     LineageWidget,
@@ -52,6 +54,8 @@ from lakeclone.widgets.vacuum import (
 )
 
 __all__ = [
+    "GrantsData",
+    "GrantsWidget",
     "LineageData",
     "LineageWidget",
     "LiveWidget",
@@ -65,8 +69,11 @@ __all__ = [
     "VersionEntry",
     "VersionTimeline",
     "WidgetError",
+    "grants",
+    "grants_html",
     "lineage_html",
     "lineage_widget",
+    "plot_grants",
     "plot_lineage",
     "plot_streams",
     "plot_timeline",

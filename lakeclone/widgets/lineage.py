@@ -500,7 +500,7 @@ def _fit(text: str, font: FontProperties) -> str:
     def fits(candidate: str) -> bool:
         return TextPath((0, 0), candidate, prop=font).get_extents().width <= _NAME_WIDTH
 
-    if fits(text):
+    if not text or fits(text):  # an empty text (a placeholder's qualifier) has no extents to measure
         return text
     keep = len(text) - 1
     while keep > 2:
@@ -721,11 +721,11 @@ class LineageWidget(LiveWidget[LineageData]):
 
     def _render(self, data: LineageData) -> None:
         self.table.value = lineage_html(data)
-        # Only live tables can be read again; dropped ones stay in the figure.
+        # Only live tables can be read again; dropped ones, and those the role may not see, stay in the figure.
         options = [
             (f"{'  ' * data.generations[n.id]}{n.name} ({n.kind.lower()})", n.name)
             for n in data.nodes
-            if n.dropped_at is None or n.id == data.root_id
+            if (n.dropped_at is None and n.authorized) or n.id == data.root_id
         ]
         with self._quietly():
             self.root_picker.options = options
