@@ -9,16 +9,25 @@ reads back what a widget shows, as :class:`Shown`. Importing this package
 imports ipywidgets and matplotlib, which ``import lakeclone`` alone does not.
 
 Example:
-    >>> from lakeclone.widgets import timeline, lineage_widget, streams, vacuum_explorer
+    >>> from lakeclone.widgets import channels, timeline, lineage_widget, streams, vacuum_explorer
     >>> timeline(lake, "orders")          # doctest: +SKIP
     >>> streams(lake, "shop.sales")       # doctest: +SKIP
     >>> lineage_widget(lake, "orders")    # doctest: +SKIP
     >>> vacuum_explorer(lake, "orders")   # doctest: +SKIP
+    >>> channels(lake, "orders")          # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 from lakeclone.widgets._live import LiveWidget, Shown, WidgetError
+from lakeclone.widgets.channels import (
+    ChannelInfo,
+    ChannelMonitor,
+    ChannelsData,
+    channels,
+    channels_html,
+    plot_channels,
+)
 from lakeclone.widgets.lineage import (
     LineageData,
     LineageWidget,
@@ -52,6 +61,9 @@ from lakeclone.widgets.vacuum import (
 )
 
 __all__ = [
+    "ChannelInfo",
+    "ChannelMonitor",
+    "ChannelsData",
     "LineageData",
     "LineageWidget",
     "LiveWidget",
@@ -65,8 +77,11 @@ __all__ = [
     "VersionEntry",
     "VersionTimeline",
     "WidgetError",
+    "channels",
+    "channels_html",
     "lineage_html",
     "lineage_widget",
+    "plot_channels",
     "plot_lineage",
     "plot_streams",
     "plot_timeline",
