@@ -254,6 +254,8 @@ def compaction(spark: SparkSession, warehouse: str, args: argparse.Namespace) ->
     location = lake._executor.resolve("ingest").location
     off = f"ALTER TABLE delta.`{location}` SET TBLPROPERTIES ('{policy.AUTO_COMPACT_PROPERTY}' = 'false')"
     spark.sql(off)  # held off while the small files gather, with Delta's own table property
+    if args.min_files is not None:
+        lake.spark.conf.set(policy.MIN_NUM_FILES_CONF, str(args.min_files))
     lag = dt.timedelta(seconds=args.ingest_lag)
     flushes = int(dt.timedelta(minutes=args.ingest_minutes) / lag)
     with lake.streaming_client("compaction") as client:
@@ -272,12 +274,14 @@ def compaction(spark: SparkSession, warehouse: str, args: argparse.Namespace) ->
         sent += 1
         clock.advance(seconds=lag.total_seconds())
         channel.wait_for_commit("last", timeout_seconds=300)
-        deadline = time.monotonic() + 600
-        while client.compactions == 0 and time.monotonic() < deadline:
+        deadline = time.monotonic() + 300
+        while client.compactions == 0 and client.last_compaction_error is None and time.monotonic() < deadline:
             time.sleep(0.05)
         compaction_s = time.perf_counter() - started
         compactions, error = client.compactions, client.last_compaction_error
         token = channel.get_latest_committed_offset_token()
+    if args.min_files is not None:
+        lake.spark.conf.unset(policy.MIN_NUM_FILES_CONF)
     files_after = int(lake.sql("DESCRIBE DETAIL ingest").first()["numFiles"])
     rows = lake.sql("SELECT COUNT(*), COUNT(DISTINCT ID) FROM ingest").first()
     inserts = lake.sql('SELECT "METADATA$ACTION" AS a, COUNT(*) AS n FROM ingest_changes GROUP BY 1').collect()
@@ -415,6 +419,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--ingest-minutes", type=float, default=10.0, help="the compaction ingest, by the Lake's clock")
     parser.add_argument("--ingest-lag", type=float, default=5.0, help="max_client_lag of the compaction ingest, seconds")
     parser.add_argument("--ingest-batch", type=int, default=100, help="rows per flush of the compaction ingest")
+    parser.add_argument(
+        "--min-files", type=int, default=None, help="small files that make a compaction due (default: Delta's, 50)"
+    )
     parser.add_argument("--figures", type=lambda s: [f for f in s.split(",") if f], default=list(FIGURES))
     parser.add_argument("--profile", action="store_true", help="cProfile a channel run even when within target")
     parser.add_argument("--warehouse", default=None)

@@ -28,6 +28,7 @@ from lakeclone.channels import log as channel_log
 from lakeclone.channels.compaction import ENABLED_CONF, CompactionPolicy
 from lakeclone.channels.convert import InsertError, RowConverter, UnsupportedColumnType
 from lakeclone.clustering.optimize import optimize_table
+from lakeclone.delta import transaction
 from lakeclone.engine import results
 from lakeclone.errors import ConcurrentWriteError, InvalidParameterError, LakecloneError
 
@@ -48,6 +49,8 @@ EXPIRY = dt.timedelta(days=30)
 # How often (real time) the flusher looks at the Lake's clock.
 _POLL_SECONDS = 0.02
 _OPEN_ATTEMPTS = 20
+# A flush of fewer rows writes one file.
+_ROWS_PER_FILE = 200_000
 
 
 class OnError(str, Enum):
@@ -398,12 +401,20 @@ def _write(
     *,
     opened: bool = False,
 ) -> bool:
-    """One append carrying the channel's txn version and token; whether it landed (Delta skips a stale version)."""
+    """One commit carrying the channel's txn version and token; whether it landed (Delta skips a stale version).
+
+    With rows it is an append with Delta's ``txnAppId``/``txnVersion`` writer
+    options; without (an open's fence) it is Delta's ``txn`` action alone,
+    committed through Delta's own transaction, so that no empty file is written.
+    """
     log = execution.delta.table(table.location)
     before = log.version()
-    if frame is None:
-        frame = execution.spark.createDataFrame([], log.schema())
     with execution.work.delta(parameters=channel_log.parameters(entry, version, token, opened=opened), target=table.location):
+        if frame is None:
+            now_ms = int(execution.now().timestamp() * 1000)
+            return transaction.commit_txn(
+                execution.delta, table.location, app_id=entry.app_id, version=version, last_updated_ms=now_ms
+            )
         (
             frame.write.format("delta")
             .mode("append")
@@ -683,6 +694,8 @@ def _frame(spark: SparkSession, schema: StructType, rows: list[tuple[Any, ...]])
     variants = [f.name for f in schema.fields if isinstance(f.dataType, VariantType)]
     staging = StructType([StructField(f.name, StringType(), True) if f.name in variants else f for f in schema.fields])
     frame = spark.createDataFrame(_arrow_table(staging, rows), staging) if rows else spark.createDataFrame([], staging)
+    if len(rows) < _ROWS_PER_FILE:
+        frame = frame.coalesce(1)  # one file per flush, not one per core: channels make enough small files
     if not variants:
         return frame
     columns = [F.parse_json(F.col(f.name)).alias(f.name) if f.name in variants else F.col(f.name) for f in schema.fields]

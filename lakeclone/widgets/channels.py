@@ -353,8 +353,11 @@ class ChannelMonitor(LiveWidget[ChannelsData]):
 
     def close(self) -> None:
         """Stop auto-refresh and close the widget's models."""
-        self.auto_refresh_toggle.value = False
-        self._cancel()
+        toggle = getattr(self, "auto_refresh_toggle", None)  # None: __init__ failed before making it
+        if toggle is not None:
+            toggle.value = False
+        if getattr(self, "_timer", None) is not None:
+            self._cancel()
         super().close()
 
     # Auto-refresh -------------------------------------------------------------------
