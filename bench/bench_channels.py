@@ -228,8 +228,9 @@ def commits(lake: lakeclone.Lake, args: argparse.Namespace) -> dict[str, Any]:
                     channel.append_rows(make_rows(sent, 10), offset_token=str(sent))
                     sent += 10
                 time.sleep(0.01)
-            window = time.perf_counter() - started
-            after = int(lake.sql(f"DESCRIBE HISTORY {table} LIMIT 1").first()["version"])
+        # After the client's close, which flushes what its channels still buffered: the window ends there.
+        window = time.perf_counter() - started
+        after = int(lake.sql(f"DESCRIBE HISTORY {table} LIMIT 1").first()["version"])
         total = lake.sql(f"SELECT COUNT(*) FROM {table}").first()[0]
         found[str(count)] = {
             "channels": count,
@@ -285,7 +286,7 @@ def compaction(spark: SparkSession, warehouse: str, args: argparse.Namespace) ->
     files_after = int(lake.sql("DESCRIBE DETAIL ingest").first()["numFiles"])
     rows = lake.sql("SELECT COUNT(*), COUNT(DISTINCT ID) FROM ingest").first()
     inserts = lake.sql('SELECT "METADATA$ACTION" AS a, COUNT(*) AS n FROM ingest_changes GROUP BY 1').collect()
-    changes = {r["a"]: r["n"] for r in inserts}
+    changes = {r[0]: r[1] for r in inserts}
     return {
         "ingest_minutes_by_lake_clock": args.ingest_minutes,
         "lag_s": lag.total_seconds(),
