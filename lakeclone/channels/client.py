@@ -197,6 +197,8 @@ class StreamingClient:
         self._channels: list[Channel] = []
         self._written: dict[str, TableEntry] = {}
         self._written_lock = threading.Lock()
+        # Flushes per table since its small files were last counted (a Spark job, so not after every flush).
+        self._flushes_since_check: dict[str, int] = {}
         self.compactions = 0
         self.last_compaction_error: str | None = None
         self._stop = threading.Event()
@@ -288,6 +290,7 @@ class StreamingClient:
         """A flush landed in ``table``: the flusher thread looks at its small files next."""
         with self._written_lock:
             self._written[table.id] = table
+            self._flushes_since_check[table.id] = self._flushes_since_check.get(table.id, 0) + 1
 
     def _compact_written(self) -> None:
         if not self._written:
@@ -300,19 +303,27 @@ class StreamingClient:
                 if self._stop.is_set():
                     return
                 try:
-                    self._compact_if_due(table)
+                    policy = self._policy(table)
+                    # Each flush wrote a file: counting the table's small files can wait until that many could be due.
+                    if policy.enabled and self._flushes_since_check.get(table.id, 0) >= policy.min_num_files:
+                        self._compact_if_due(table)
+                        self._flushes_since_check[table.id] = 0
                 except Exception as error:  # compaction must never stop ingestion
                     # One line, no traceback (a Spark failure's would be a Java one); the next flush tries again.
                     text = str(error).strip()
                     self.last_compaction_error = text.splitlines()[0] if text else type(error).__name__
                     LOG.warning("compaction of %s failed (%s); it will be retried", table.qualified, self.last_compaction_error)
 
+    def _policy(self, table: TableEntry) -> CompactionPolicy:
+        """The table's compaction settings: its Delta properties, under the Lake's Spark session's settings."""
+        configuration = self.executor.delta.table(table.location).metadata_action().get("configuration") or {}
+        return CompactionPolicy.read(self.lake.spark, configuration)
+
     def _compact_if_due(self, table: TableEntry) -> bool:
         """Compact ``table`` if its small files say so (see CompactionPolicy); whether it did."""
         with self._work_lock:
-            log = self.executor.delta.table(table.location)
-            policy = CompactionPolicy.read(self.lake.spark, log.metadata_action().get("configuration") or {})
-            if not policy.due(f.size for f in log.files()):
+            policy = self._policy(table)
+            if not policy.due(f.size for f in self.executor.delta.table(table.location).files()):
                 return False
 
             def handler(execution: Execution) -> DataFrame:

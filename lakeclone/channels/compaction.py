@@ -3,7 +3,8 @@
 Every flush of a channel is one small Delta append, so a table fed by
 channels gathers small files fast. A streaming client compacts such a table
 in its background flusher thread once it holds at least ``minNumFiles``
-small files: Delta's own OPTIMIZE, as one commit whose actions are all
+small files (counting them is a Spark job, so the client counts only after
+that many of its own flushes since it last counted): Delta's own OPTIMIZE, as one commit whose actions are all
 ``dataChange=false``, run as a unit of work under the same table locks as
 statements. The rows, their row ids, every channel's txn version and offset
 token are the same before and after; streams see no change; time travel to
