@@ -55,9 +55,7 @@ def optimize_table(execution: Execution, entry: TableEntry, *, auto: bool) -> Da
     clustering = execution.catalog.clustering(entry.id)
     keys = list(clustering.keys) if clustering else []
     # The target: its commit waits for other sessions' transactions on the table, like any statement's.
-    with execution.work.delta(
-        parameters={"clusterBy": json.dumps(keys), "auto": str(auto).lower()}, target=entry.location
-    ):
+    with execution.work.delta(parameters={"clusterBy": json.dumps(keys), "auto": str(auto).lower()}, target=entry.location):
         return statements.optimize(execution.spark, entry.location, key_columns(keys))
 
 
