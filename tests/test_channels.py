@@ -327,6 +327,32 @@ def test_a_channel_idle_for_30_days_starts_over_at_null(lake, client, clock) -> 
 # Streams, transactions, SHOW CHANNELS ----------------------------------------------------------------------
 
 
+def test_an_open_commits_the_txn_action_alone_and_writes_no_file(lake, client) -> None:
+    active = lake.spark._jvm.org.apache.spark.sql.SparkSession.getActiveSession()
+    channel, _ = client.open_channel("c1", table="t", max_client_lag=LONG_LAG)
+    fence = log_commits(lake, "t")[-1]
+    assert sorted(fence) == ["commitInfo", "txn"]  # no add, no remove: no data file at all
+    (txn,) = fence["txn"]  # type: ignore[misc]
+    assert txn["appId"] == channel._entry.app_id and txn["version"] == 0
+    assert list(Path(location(lake, "t")).glob("*.parquet")) == []  # not even an unreferenced empty one
+    (last,) = lake.sql("DESCRIBE HISTORY t LIMIT 1").collect()
+    assert (last.operation, last.operationParameters["channel"], last.operationParameters["channelOpened"]) == (
+        "STREAMING UPDATE", "c1", "true"
+    )
+    # The Lake's own session is still the thread's active one: the open activated the client's only for its commit.
+    assert lake.spark._jvm.org.apache.spark.sql.SparkSession.getActiveSession().equals(active)
+    # A reopen fences again; the older handle's rows never land.
+    channel.append_rows([{"id": 1}], offset_token="1")
+    again, status = client.open_channel("c1", table="t", max_client_lag=LONG_LAG)
+    assert status.latest_committed_offset_token is None and log_commits(lake, "t")[-1]["txn"][0]["version"] == 1  # type: ignore[index]
+    with pytest.raises(ChannelInvalidError):
+        channel.flush()
+    again.append_rows([{"id": 2}], offset_token="2")
+    again.flush()
+    assert read_back(lake, "t") == [(2, None)]
+    assert again.get_latest_committed_offset_token() == "2"
+
+
 def test_a_stream_sees_channel_rows_as_inserts_and_nothing_of_an_open(lake, client) -> None:
     lake.sql("CREATE STREAM s ON TABLE t")
     channel, _ = client.open_channel("c1", table="t", max_client_lag=LONG_LAG)

@@ -12,6 +12,7 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import re
 import threading
 import time
@@ -24,7 +25,10 @@ from sqlglot import exp
 
 from lakeclone.catalog.store import Catalog
 from lakeclone.channels import log as channel_log
+from lakeclone.channels.compaction import ENABLED_CONF, CompactionPolicy
 from lakeclone.channels.convert import InsertError, RowConverter, UnsupportedColumnType
+from lakeclone.clustering.optimize import optimize_table
+from lakeclone.delta import transaction
 from lakeclone.engine import results
 from lakeclone.errors import ConcurrentWriteError, InvalidParameterError, LakecloneError
 
@@ -37,12 +41,16 @@ if TYPE_CHECKING:
     from lakeclone.engine.executor import Execution, Executor
     from lakeclone.lake import Lake
 
+LOG = logging.getLogger(__name__)
+
 MAX_CLIENT_LAG = dt.timedelta(minutes=10)
 DEFAULT_CLIENT_LAG = dt.timedelta(seconds=1)
 EXPIRY = dt.timedelta(days=30)
 # How often (real time) the flusher looks at the Lake's clock.
 _POLL_SECONDS = 0.02
 _OPEN_ATTEMPTS = 20
+# A flush of fewer rows writes one file.
+_ROWS_PER_FILE = 200_000
 
 
 class OnError(str, Enum):
@@ -156,7 +164,13 @@ class StreamingClient:
     It runs its commits in a Spark session and catalog connection of its own
     (like another worksheet), so a background flush never mixes with the
     user's statements, and flushes each channel's rows in the background at
-    least every ``max_client_lag`` by the Lake's clock.
+    least every ``max_client_lag`` by the Lake's clock. The same background
+    thread compacts a table its channels wrote once it has gathered enough
+    small files (:mod:`~lakeclone.channels.compaction`).
+
+    Attributes:
+        compactions: how many compactions it has committed.
+        last_compaction_error: why its last compaction failed (None: it did not).
     """
 
     def __init__(self, lake: Lake, name: str) -> None:
@@ -169,6 +183,8 @@ class StreamingClient:
         self.lake = lake
         spark = lake.spark.newSession()
         prepare(spark)
+        # Delta's post-commit auto compaction would make a flush wait; the flusher thread compacts after.
+        spark.conf.set(ENABLED_CONF, "false")
         # The client acts as the Lake's user in its current role: its channels need that role's privileges.
         context = lake._executor.context
         self._session = LakeType(
@@ -179,6 +195,12 @@ class StreamingClient:
         self._reader = Catalog(lake.catalog_path)
         self._reader_lock = threading.Lock()
         self._channels: list[Channel] = []
+        self._written: dict[str, TableEntry] = {}
+        self._written_lock = threading.Lock()
+        # Flushes per table since its small files were last counted (a Spark job, so not after every flush).
+        self._flushes_since_check: dict[str, int] = {}
+        self.compactions = 0
+        self.last_compaction_error: str | None = None
         self._stop = threading.Event()
         self._flusher = threading.Thread(target=self._flush_in_background, name=f"lakeclone-channels-{name}", daemon=True)
         self._flusher.start()
@@ -262,6 +284,57 @@ class StreamingClient:
             for channel in list(self._channels):
                 if channel._due(now):
                     channel._flush_quietly()
+            self._compact_written()
+
+    def _wrote(self, table: TableEntry) -> None:
+        """A flush landed in ``table``: the flusher thread looks at its small files next."""
+        with self._written_lock:
+            self._written[table.id] = table
+            self._flushes_since_check[table.id] = self._flushes_since_check.get(table.id, 0) + 1
+
+    def _compact_written(self) -> None:
+        if not self._written:
+            return
+        # The client's lock from taking the tables to the end: no flush of this client interleaves.
+        with self._work_lock:
+            with self._written_lock:
+                tables, self._written = list(self._written.values()), {}
+            for table in tables:
+                if self._stop.is_set():
+                    return
+                try:
+                    policy = self._policy(table)
+                    # Each flush wrote a file: counting the table's small files can wait until that many could be due.
+                    if policy.enabled and self._flushes_since_check.get(table.id, 0) >= policy.min_num_files:
+                        self._compact_if_due(table)
+                        self._flushes_since_check[table.id] = 0
+                except Exception as error:  # compaction must never stop ingestion
+                    # One line, no traceback (a Spark failure's would be a Java one); the next flush tries again.
+                    text = str(error).strip()
+                    self.last_compaction_error = text.splitlines()[0] if text else type(error).__name__
+                    LOG.warning("compaction of %s failed (%s); it will be retried", table.qualified, self.last_compaction_error)
+
+    def _policy(self, table: TableEntry) -> CompactionPolicy:
+        """The table's compaction settings: its Delta properties, under the Lake's Spark session's settings."""
+        configuration = self.executor.delta.table(table.location).metadata_action().get("configuration") or {}
+        return CompactionPolicy.read(self.lake.spark, configuration)
+
+    def _compact_if_due(self, table: TableEntry) -> bool:
+        """Compact ``table`` if its small files say so (see CompactionPolicy); whether it did."""
+        with self._work_lock:
+            policy = self._policy(table)
+            if not policy.due(f.size for f in self.executor.delta.table(table.location).files()):
+                return False
+
+            def handler(execution: Execution) -> DataFrame:
+                if execution.catalog.live_table_at(table.location) is None:
+                    raise ChannelInvalidError(f"Table {table.qualified} was dropped.")
+                return optimize_table(execution, table, auto=True)
+
+            self.executor.run_work(_ChannelWork(), f"-- compact {table.qualified}: its channels' small files", handler)
+            self.compactions += 1
+            self.last_compaction_error = None
+            return True
 
     def _generation(self, channel_id: str) -> tuple[int, str] | None:
         with self._reader_lock:
@@ -339,12 +412,20 @@ def _write(
     *,
     opened: bool = False,
 ) -> bool:
-    """One append carrying the channel's txn version and token; whether it landed (Delta skips a stale version)."""
+    """One commit carrying the channel's txn version and token; whether it landed (Delta skips a stale version).
+
+    With rows it is an append with Delta's ``txnAppId``/``txnVersion`` writer
+    options; without (an open's fence) it is Delta's ``txn`` action alone,
+    committed through Delta's own transaction, so that no empty file is written.
+    """
     log = execution.delta.table(table.location)
     before = log.version()
-    if frame is None:
-        frame = execution.spark.createDataFrame([], log.schema())
     with execution.work.delta(parameters=channel_log.parameters(entry, version, token, opened=opened), target=table.location):
+        if frame is None:
+            now_ms = int(execution.now().timestamp() * 1000)
+            return transaction.commit_txn(
+                execution.delta, table.location, app_id=entry.app_id, version=version, last_updated_ms=now_ms
+            )
         (
             frame.write.format("delta")
             .mode("append")
@@ -486,8 +567,14 @@ class Channel:
     def _flush_quietly(self) -> None:
         try:
             self._flush()
+        except ChannelInvalidError as error:
+            self._last_error = str(error)  # the handle's own end: the channel's new owner has no error
         except LakecloneError as error:
+            # A background flush has no caller to raise to: its failure is the channel's last error,
+            # in the catalog, where SHOW CHANNELS and the channel monitor of any process read it.
             self._last_error = str(error)
+            with self.client._reader_lock, self.client._reader.transaction():
+                self.client._reader.record_channel_errors(self._entry.id, 0, self._last_error)
 
     def _flush(self) -> None:
         with self.client._work_lock:
@@ -538,6 +625,8 @@ class Channel:
         executor.run_work(_ChannelWork(), f"-- flush channel {self.name} of {table.qualified}", handler)
         self._txn_version = version
         self._committed_token = buffer.token
+        if buffer.rows:
+            self.client._wrote(table)
 
     def get_latest_committed_offset_token(self) -> str | None:
         """The token of the channel's last commit, read from the table's log."""
@@ -604,14 +693,32 @@ class Channel:
 
 
 def _frame(spark: SparkSession, schema: StructType, rows: list[tuple[Any, ...]]) -> DataFrame:
-    """The rows as a frame of the table's schema; VARIANT values arrive as JSON text and are parsed by Spark."""
+    """The rows as a frame of the table's schema; VARIANT values arrive as JSON text and are parsed by Spark.
+
+    The rows go to the JVM as one Arrow table, column by column, rather than
+    pickled row by row: several times faster for a flush of many rows. The
+    converter has already checked each value against its column's type.
+    """
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType, StructField, StructType, VariantType
 
     variants = [f.name for f in schema.fields if isinstance(f.dataType, VariantType)]
-    if not variants:
-        return spark.createDataFrame(rows, schema)
     staging = StructType([StructField(f.name, StringType(), True) if f.name in variants else f for f in schema.fields])
-    frame = spark.createDataFrame(rows, staging)
+    frame = spark.createDataFrame(_arrow_table(staging, rows), staging) if rows else spark.createDataFrame([], staging)
+    if len(rows) < _ROWS_PER_FILE:
+        frame = frame.coalesce(1)  # one file per flush, not one per core: channels make enough small files
+    if not variants:
+        return frame
     columns = [F.parse_json(F.col(f.name)).alias(f.name) if f.name in variants else F.col(f.name) for f in schema.fields]
     return frame.select(*columns)
+
+
+def _arrow_table(schema: StructType, rows: list[tuple[Any, ...]]) -> Any:
+    """The rows as a pyarrow Table of ``schema``'s Arrow types (timestamps in microseconds, as Spark keeps them)."""
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    arrow_schema = to_arrow_schema(schema, timezone="UTC")
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in schema.fields]
+    arrays = [pa.array(values, type=field.type) for values, field in zip(columns, arrow_schema, strict=True)]
+    return pa.Table.from_arrays(arrays, schema=arrow_schema)

@@ -112,6 +112,8 @@ def _to_timestamp(value: Any) -> dt.datetime:
 
 def _to_timestamp_ntz(value: Any) -> dt.datetime:
     """A wall-clock time (TIMESTAMP_NTZ): an offset given is dropped, as Snowflake drops it."""
+    if type(value) is dt.datetime and value.tzinfo is None:
+        return value
     return _timestamp(value).replace(tzinfo=None)
 
 
@@ -155,6 +157,10 @@ def _integer(bits: int) -> Callable[[Any], int]:
     low, high = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
 
     def convert(value: Any) -> int:
+        if type(value) is int:  # the common case, without a Decimal
+            if not low <= value <= high:
+                raise ConversionError(f"Numeric value '{value}' is out of range")
+            return value
         number = _number(value)
         if not number.is_finite():
             raise ConversionError(f"Numeric value '{value}' is not recognized")
@@ -182,6 +188,8 @@ def _decimal(precision: int, scale: int) -> Callable[[Any], decimal.Decimal]:
 
 
 def _to_double(value: Any) -> float:
+    if type(value) is float:  # the common case, without a Decimal
+        return value
     if isinstance(value, str) and value.strip().lower() in {"nan", "inf", "-inf", "infinity", "-infinity"}:
         return float(value.strip())
     return float(_number(value))
@@ -303,6 +311,10 @@ class RowConverter:
     ) -> tuple[list[tuple[Any, ...]], list[list[InsertError]]]:
         """Each row converted (or None where it has errors), and each row's errors."""
         positions = {name.upper(): index for index, name in enumerate(self.names)}
+        # The keys rows use, resolved once per batch rather than once per row.
+        by_key: dict[Any, int | None] = {}
+        required = [(position, name) for position, name in enumerate(self.names) if not self.nullable[position]]
+        converters = self.converters
         converted: list[tuple[Any, ...]] = []
         errors: list[list[InsertError]] = []
         for index, row in enumerate(rows):
@@ -312,19 +324,22 @@ class RowConverter:
                 found.append(InsertError(index, None, f"A row must be a dict, not {type(row).__name__}", token))
             else:
                 for key, value in row.items():
-                    position = positions.get(str(key).upper())
+                    try:
+                        position = by_key[key]
+                    except KeyError:
+                        position = by_key[key] = positions.get(str(key).upper())
                     if position is None:
                         found.append(InsertError(index, str(key), f"Column {key} does not exist in the table", token))
                     elif value is not None:
                         try:
-                            values[position] = self.converters[position](value)
+                            values[position] = converters[position](value)
                         except ConversionError as error:
                             found.append(InsertError(index, self.names[position], str(error), token))
                         except (ValueError, ArithmeticError, TypeError) as error:
                             message = f"Value '{value}' cannot be stored in the column: {error}"
                             found.append(InsertError(index, self.names[position], message, token))
-                for position, name in enumerate(self.names):
-                    if values[position] is None and not self.nullable[position] and not any(e.column == name for e in found):
+                for position, name in required:
+                    if values[position] is None and not any(e.column == name for e in found):
                         found.append(InsertError(index, name, "NULL result in a non-nullable column", token))
             converted.append(tuple(values))
             errors.append(found)

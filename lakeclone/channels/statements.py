@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 COLUMNS = (
     "created_on TIMESTAMP, name STRING, database_name STRING, schema_name STRING, table_name STRING, "
     "client_name STRING, offset_token STRING, last_committed_on TIMESTAMP, rows_inserted BIGINT, "
-    "rows_in_error BIGINT, status STRING"
+    "rows_in_error BIGINT, status STRING, last_error STRING"
 )
 
 
@@ -56,6 +56,7 @@ def _row(execution: Execution, table: TableEntry, channel: ChannelEntry) -> tupl
         channel.rows_inserted,
         channel.rows_in_error,
         "ERROR" if channel.last_error else "ACTIVE",
+        channel.last_error,
     )
 
 

@@ -43,13 +43,19 @@ AUTO_MIN_SMALL_FILES = 8
 def optimize(execution: Execution) -> DataFrame:
     """``OPTIMIZE t``: Delta's one-row result (path, metrics)."""
     entry = execution.tables.entry(execution.expression.this)
-    return _optimize(execution, entry, auto=False)
+    return optimize_table(execution, entry, auto=False)
 
 
-def _optimize(execution: Execution, entry: TableEntry, *, auto: bool) -> DataFrame:
+def optimize_table(execution: Execution, entry: TableEntry, *, auto: bool) -> DataFrame:
+    """Delta's OPTIMIZE of the table (ZORDER BY its clustering key if it has one), as one ``dataChange=false`` commit.
+
+    ``auto`` says, in DESCRIBE HISTORY, that no statement asked for it
+    (automatic clustering, a channel table's background compaction).
+    """
     clustering = execution.catalog.clustering(entry.id)
     keys = list(clustering.keys) if clustering else []
-    with execution.work.delta(parameters={"clusterBy": json.dumps(keys), "auto": str(auto).lower()}):
+    # The target: its commit waits for other sessions' transactions on the table, like any statement's.
+    with execution.work.delta(parameters={"clusterBy": json.dumps(keys), "auto": str(auto).lower()}, target=entry.location):
         return statements.optimize(execution.spark, entry.location, key_columns(keys))
 
 
@@ -73,7 +79,7 @@ def after_dml(execution: Execution, entry: TableEntry) -> None:
 
     try:
         with spark_errors():
-            _optimize(execution, entry, auto=True)
+            optimize_table(execution, entry, auto=True)
     except ConcurrentWriteError:
         return
     except Exception as error:

@@ -5,8 +5,13 @@ commit add actions naming those copies; a refreshed deep clone also removes
 the files its source no longer has. Neither is a SQL, DataFrame or DeltaTable
 operation, so this module builds the actions with Delta's own ``Action.fromJson``
 and commits them with ``OptimisticTransaction.commit``: Delta checks them,
-writes the log, assigns fresh row ids and detects conflicting writers. Nothing
-else in lakeclone commits this way.
+writes the log, assigns fresh row ids and detects conflicting writers.
+
+The only other commit lakeclone makes this way is a channel's open
+(:func:`commit_txn`): Delta's
+``txn`` action alone, which moves an application's transaction version
+without writing a data file (an append of no rows would still write an empty
+Parquet file that no version references).
 """
 
 from __future__ import annotations
@@ -99,3 +104,43 @@ def commit_clone(
     transaction = jvm.delta_log(target).startTransaction()
     operation = jvm.operations().Clone(sql_name(source), source_version)
     return int(transaction.commit(jvm.seq(actions), operation))
+
+
+def commit_txn(delta: Delta, location: str, *, app_id: str, version: int, last_updated_ms: int) -> bool:
+    """Commit Delta's ``txn`` action alone: ``app_id``'s transaction version becomes ``version``, no file is written.
+
+    It is Delta's own rule for an idempotent write, as the DataFrame writer's
+    ``txnAppId``/``txnVersion`` options apply it: nothing is committed when
+    the table already holds ``version`` or a later one for ``app_id``; and
+    since the transaction reads the app's version, a concurrent commit for the
+    same app makes this one fail (``ConcurrentTransactionException``). The
+    commit carries the session's commit metadata like any other
+    (``commitInfo.userMetadata``); DESCRIBE HISTORY shows it as a
+    ``STREAMING UPDATE`` with the app as its query id and ``version`` as its epoch.
+
+    Returns:
+        Whether it committed.
+
+    Raises:
+        Py4JJavaError: Delta refused the commit, for one because a concurrent commit moved the app's version.
+    """
+    jvm = delta.jvm
+    sessions = jvm.jvm.org.apache.spark.sql.SparkSession
+    previous = sessions.getActiveSession()
+    # The transaction takes its commit metadata from the active session's settings: this session's, for
+    # this commit only (another session's statements on this thread must not find this one active).
+    jvm.activate()
+    try:
+        transaction = jvm.delta_log(location).startTransaction()
+        if int(transaction.txnVersion(app_id)) >= version:
+            return False
+        action = jvm.action(json.dumps({"txn": {"appId": app_id, "version": version, "lastUpdated": last_updated_ms}}))
+        append = jvm.jvm.org.apache.spark.sql.streaming.OutputMode.Append()
+        operation = jvm.operations().StreamingUpdate(append, app_id, version, jvm.none())
+        transaction.commit(jvm.seq([action]), operation)
+        return True
+    finally:
+        if previous.isDefined():
+            sessions.setActiveSession(previous.get())
+        else:
+            sessions.clearActiveSession()

@@ -9,17 +9,26 @@ reads back what a widget shows, as :class:`Shown`. Importing this package
 imports ipywidgets and matplotlib, which ``import lakeclone`` alone does not.
 
 Example:
-    >>> from lakeclone.widgets import grants, timeline, lineage_widget, streams, vacuum_explorer
+    >>> from lakeclone.widgets import channels, grants, timeline, lineage_widget, streams, vacuum_explorer
     >>> timeline(lake, "orders")          # doctest: +SKIP
     >>> streams(lake, "shop.sales")       # doctest: +SKIP
     >>> lineage_widget(lake, "orders")    # doctest: +SKIP
     >>> vacuum_explorer(lake, "orders")   # doctest: +SKIP
     >>> grants(lake, "shop.sales")        # doctest: +SKIP
+    >>> channels(lake, "orders")          # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 from lakeclone.widgets._live import LiveWidget, Shown, WidgetError
+from lakeclone.widgets.channels import (
+    ChannelInfo,
+    ChannelMonitor,
+    ChannelsData,
+    channels,
+    channels_html,
+    plot_channels,
+)
 from lakeclone.widgets.grants import GrantsData, GrantsWidget, grants, grants_html, plot_grants
 from lakeclone.widgets.lineage import (
     LineageData,
@@ -54,6 +63,9 @@ from lakeclone.widgets.vacuum import (
 )
 
 __all__ = [
+    "ChannelInfo",
+    "ChannelMonitor",
+    "ChannelsData",
     "GrantsData",
     "GrantsWidget",
     "LineageData",
@@ -69,10 +81,13 @@ __all__ = [
     "VersionEntry",
     "VersionTimeline",
     "WidgetError",
+    "channels",
+    "channels_html",
     "grants",
     "grants_html",
     "lineage_html",
     "lineage_widget",
+    "plot_channels",
     "plot_grants",
     "plot_lineage",
     "plot_streams",
