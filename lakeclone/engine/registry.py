@@ -142,6 +142,13 @@ DROP_RESTRICTIONS: list[Callable[[Execution, list[TableEntry]], None]] = []
 RELATIONS: list[RelationResolver] = []
 """Tried in order when a query names something that is not a live table."""
 
+Protector = Callable[["Tables", "QualifiedName", "exp.Expression"], "exp.Expression"]
+
+PROTECTORS: list[Protector] = []
+"""Run on each bound table, view or stream reference: the relation read through its policies (or unchanged)."""
+
+COLUMN_PROTECTIONS: list[Callable[[Catalog, TableEntry], dict[str, list[str]]]] = []
+
 TableClauseBinder = Callable[["Tables", exp.Table, "TableEntry"], "exp.Expression"]
 
 TABLE_CLAUSES: dict[str, TableClauseBinder] = {}

@@ -1,0 +1,183 @@
+"""Policies compiled into the query: a protected relation is read through a subquery that masks and filters.
+
+Where the binder puts a table (at its pinned version), a view or a stream's
+changes in a statement, a relation with policies becomes::
+
+    (SELECT <mask>(col, cond…) AS col, …, other FROM <relation> AS LC_PROTECTED WHERE <row policy>) AS alias
+
+with each policy's body inlined, its arguments replaced by the columns they
+read, and CURRENT_ROLE(), CURRENT_USER() and IS_ROLE_IN_SESSION() bound to
+the session. Spark evaluates it in the plan, row by row in its own engine; a
+relation without policies binds exactly as before. Tables a policy body reads
+(a mapping table) are bound in the policy's own schema, with the policy
+owner's rights: the querying role needs no privilege on them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+
+from lakeclone.access.guard import GUARD
+from lakeclone.catalog.policies import OBJECT_LEVEL, PolicyEntry
+from lakeclone.dialect import parse
+from lakeclone.engine.compiler import bind_tables, to_spark
+from lakeclone.engine.context import SessionContext
+from lakeclone.errors import SqlCompilationError
+from lakeclone.policies.model import Protection, column_types, protection
+
+if TYPE_CHECKING:
+    from lakeclone.catalog.names import QualifiedName
+    from lakeclone.catalog.store import Catalog
+    from lakeclone.engine.tables import Tables
+
+INNER = "LC_PROTECTED"
+
+# Columns a stream's changes carry besides the table's: they pass through unmasked.
+_METADATA_PREFIX = "METADATA$"
+
+
+@lru_cache(maxsize=256)
+def _parsed_body(text: str) -> exp.Expression:
+    [statement] = parse(f"SELECT {text}")
+    select = statement.expression
+    assert isinstance(select, exp.Select)
+    body: exp.Expression = select.expressions[0]
+    return body
+
+
+def _protected_object(catalog: Catalog, name: QualifiedName) -> tuple[str, str] | None:
+    """(object id, kind) of what ``name`` reads whose policies apply: a table, a view, or a stream's source."""
+    table = catalog.table(name.database, name.schema, name.name)
+    if table is not None:
+        return table.id, "TABLE"
+    view = catalog.view(name.database, name.schema, name.name)
+    if view is not None:
+        return view.id, "VIEW"
+    stream = catalog.stream(name.database, name.schema, name.name)
+    if stream is not None:
+        return stream.source_id, "STREAM"
+    return None
+
+
+def protect(tables: Tables, name: QualifiedName, relation: exp.Expression) -> exp.Expression:
+    """``relation`` (the binding of ``name``) read through its policies; itself when nothing protects it."""
+    catalog = tables.catalog
+    found = _protected_object(catalog, name)
+    if found is None or not catalog.has_policies(found[0]):
+        return relation
+    object_id, kind = found
+    columns = _columns(tables, kind, object_id, relation)
+    protection_ = protection(catalog, object_id, column_types(columns))
+    if not protection_:
+        return relation
+    return _wrapped(tables, relation, [c for c, _ in columns], protection_)
+
+
+def _columns(tables: Tables, kind: str, object_id: str, relation: exp.Expression) -> list[tuple[str, str]]:
+    """(name, Spark type) of each column ``relation`` gives, in order.
+
+    A table at a pinned version: from that version's metadata in its Delta log
+    (no Spark analysis). Anything else (a view, a stream's changes): Spark's
+    analysis of the relation.
+    """
+    version = relation.args.get("version") if kind == "TABLE" and isinstance(relation, exp.Table) else None
+    entry = tables.catalog.table_by_id(object_id) if version is not None else None
+    if version is not None and entry is not None:
+        schema = tables.log(entry).schema(int(version.expression.name))
+        return [(field.name, field.dataType.simpleString()) for field in schema.fields]
+    probe = exp.select("*").from_(_without_clauses(relation)).limit(0)
+    schema = tables.spark.sql(to_spark(probe)).schema
+    return [(field.name, field.dataType.simpleString()) for field in schema.fields]
+
+
+def _without_clauses(relation: exp.Expression) -> exp.Expression:
+    bare = relation.copy()
+    for key in ("joins", "laterals", "pivots", "sample"):
+        bare.set(key, None)
+    return bare
+
+
+def _wrapped(tables: Tables, relation: exp.Expression, columns: list[str], protection_: Protection) -> exp.Subquery:
+    alias = relation.args.get("alias")
+    inner = _without_clauses(relation)
+    inner_alias = exp.TableAlias(this=exp.to_identifier(INNER))
+    if isinstance(alias, exp.TableAlias) and alias.columns:
+        inner_alias.set("columns", [c.copy() for c in alias.columns])
+    inner.set("alias", inner_alias)
+    by_upper = {c.upper(): c for c in columns}
+    projections: list[exp.Expr] = []
+    for column in columns:
+        mask = protection_.masks.get(column.upper())
+        reference = _column(column)
+        if mask is None or column.upper().startswith(_METADATA_PREFIX):
+            projections.append(reference)
+            continue
+        arguments = [_column(by_upper.get(name.upper(), name)) for name in mask.using or (column,)]
+        tags = {**protection_.tags.get(OBJECT_LEVEL, {}), **_column_tags(protection_, column)}
+        body = _inlined(tables, mask.policy, arguments, tags)
+        returns = mask.policy.return_type or mask.policy.signature[0][1]
+        cast = exp.Cast(this=body, to=exp.DataType.build(returns, dialect="snowflake"))
+        projections.append(exp.alias_(cast, exp.to_identifier(column, quoted=True)))
+    select = exp.select(*projections).from_(inner)
+    if protection_.row_filter is not None:
+        row_filter = protection_.row_filter
+        arguments = [_column(by_upper.get(name.upper(), name)) for name in row_filter.columns]
+        select = select.where(_inlined(tables, row_filter.policy, arguments, protection_.tags.get(OBJECT_LEVEL, {})))
+    outer_alias = exp.TableAlias(this=alias.this.copy()) if isinstance(alias, exp.TableAlias) and alias.this else None
+    return exp.Subquery(this=select, alias=outer_alias)
+
+
+def _column(name: str) -> exp.Column:
+    return exp.column(exp.to_identifier(name, quoted=True), table=exp.to_identifier(INNER))
+
+
+def _column_tags(protection_: Protection, column: str) -> Mapping[str, str]:
+    for tagged, values in protection_.tags.items():
+        if tagged.upper() == column.upper():
+            return values
+    return {}
+
+
+def _inlined(
+    tables: Tables, policy: PolicyEntry, arguments: list[exp.Column], tags: Mapping[str, str]
+) -> exp.Expression:
+    """``policy``'s body with its arguments replaced by ``arguments`` and bound for this session.
+
+    ``tags`` are the tag values SYSTEM$GET_TAG_ON_CURRENT_COLUMN reads (qualified tag name -> value).
+    """
+    if len(arguments) != len(policy.signature):
+        raise SqlCompilationError(
+            f"Policy {policy.qualified} takes {len(policy.signature)} arguments, but {len(arguments)} columns are given."
+        )
+    assert policy.body is not None
+    body = _parsed_body(policy.body).copy()
+    values = {name.upper(): argument for (name, _), argument in zip(policy.signature, arguments, strict=True)}
+    for node in list(body.find_all(exp.Column)):
+        if not node.table and node.name.upper() in values:
+            node.replace(values[node.name.upper()].copy())
+    roles = sorted(GUARD.roles(tables.catalog, tables.session.role))
+    for call in list(body.find_all(exp.Anonymous)):
+        function = call.name.upper()
+        if function == "IS_ROLE_IN_SESSION" and len(call.expressions) == 1:
+            call.replace(exp.In(this=call.expressions[0].copy(), expressions=[exp.Literal.string(r) for r in roles]))
+        elif function == "INVOKER_ROLE" and not call.expressions:
+            call.replace(exp.Literal.string(tables.session.role))
+        elif function == "SYSTEM$GET_TAG_ON_CURRENT_COLUMN" and len(call.expressions) == 1:
+            call.replace(_tag_value(call.expressions[0], tags))
+    if policy.qualified in tables.relations:
+        raise SqlCompilationError(f"Policy {policy.qualified} reads a table it protects: {' -> '.join(tables.relations)}.")
+    scope = tables.nested(SessionContext(policy.database, policy.schema), policy.qualified)
+    return bind_tables(body, scope)
+
+
+def _tag_value(name: exp.Expression, tags: Mapping[str, str]) -> exp.Expression:
+    """SYSTEM$GET_TAG_ON_CURRENT_COLUMN('tag'): the tag's value on the column being masked, else NULL."""
+    wanted = name.name.upper()
+    for qualified, value in tags.items():
+        if qualified.upper() == wanted or qualified.upper().endswith("." + wanted):
+            return exp.Literal.string(value)
+    return exp.null()
