@@ -290,6 +290,30 @@ def test_update_and_delete_targets_are_not_masked(admin: lakeclone.Lake) -> None
     assert rows(admin, "SELECT name FROM people WHERE id = 1") == [("ANN",)]
 
 
+def test_update_and_delete_touch_only_the_rows_the_row_policy_shows(admin: lakeclone.Lake) -> None:
+    protect(admin)  # the row policy reads the mapping table: a subquery Delta's UPDATE and DELETE cannot run
+    writer = connect_as(
+        admin, "ANALYST_EU", "USAGE ON DATABASE LAKE", "USAGE ON SCHEMA LAKE.PUBLIC", "SELECT, UPDATE, DELETE ON TABLE people"
+    )
+    assert rows(writer, "UPDATE people SET name = UPPER(name)") == [(2, 0)]
+    assert rows(admin, "SELECT id, name FROM people") == [(1, "ANN"), (2, "bob"), (3, "CID")]
+    assert rows(writer, "DELETE FROM people WHERE id > 0") == [(2,)]
+    assert rows(admin, "SELECT id FROM people") == [(2,)]
+    # A role the mapping gives no region touches nothing.
+    nobody = connect_as(admin, "NOBODY", "USAGE ON DATABASE LAKE", "USAGE ON SCHEMA LAKE.PUBLIC", "DELETE ON TABLE people")
+    assert rows(nobody, "DELETE FROM people") == [(0,)]
+    assert rows(admin, "SELECT id FROM people") == [(2,)]
+
+
+def test_row_policy_without_subquery_narrows_dml_inline(admin: lakeclone.Lake) -> None:
+    admin.sql("CREATE ROW ACCESS POLICY eu_only AS (r STRING) RETURNS BOOLEAN -> r = 'EU' OR IS_ROLE_IN_SESSION('HR')")
+    admin.sql("ALTER TABLE people ADD ROW ACCESS POLICY eu_only ON (region)")
+    assert rows(admin, "DELETE FROM people") == [(2,)]
+    assert rows(admin, "SELECT id, region FROM people") == []
+    admin.sql("ALTER TABLE people DROP ROW ACCESS POLICY eu_only")
+    assert rows(admin, "SELECT id, region FROM people") == [(2, "US")]
+
+
 def test_lsql_magic_results_are_masked(admin: lakeclone.Lake) -> None:
     from IPython.core.interactiveshell import InteractiveShell
     from traitlets.config import Config

@@ -147,6 +147,11 @@ Protector = Callable[["Tables", "QualifiedName", "exp.Expression"], "exp.Express
 PROTECTORS: list[Protector] = []
 """Run on each bound table, view or stream reference: the relation read through its policies (or unchanged)."""
 
+TargetFilter = Callable[["Tables", "TableEntry", int, str], "exp.Expression | None"]
+
+TARGET_FILTERS: list[TargetFilter] = []
+"""A condition the rows an UPDATE or DELETE touches must meet, on its target (entry, version, alias): row access."""
+
 COLUMN_PROTECTIONS: list[Callable[[Catalog, TableEntry], dict[str, list[str]]]] = []
 
 TableClauseBinder = Callable[["Tables", exp.Table, "TableEntry"], "exp.Expression"]

@@ -15,8 +15,8 @@ owner's rights: the querying role needs no privilege on them.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
@@ -31,7 +31,7 @@ from lakeclone.policies.model import Protection, column_types, protection
 
 if TYPE_CHECKING:
     from lakeclone.catalog.names import QualifiedName
-    from lakeclone.catalog.store import Catalog
+    from lakeclone.catalog.store import Catalog, TableEntry
     from lakeclone.engine.tables import Tables
 
 INNER = "LC_PROTECTED"
@@ -40,7 +40,7 @@ INNER = "LC_PROTECTED"
 _METADATA_PREFIX = "METADATA$"
 
 
-@lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=256)
 def _parsed_body(text: str) -> exp.Expression:
     [statement] = parse(f"SELECT {text}")
     select = statement.expression
@@ -181,3 +181,52 @@ def _tag_value(name: exp.Expression, tags: Mapping[str, str]) -> exp.Expression:
         if qualified.upper() == wanted or qualified.upper().endswith("." + wanted):
             return exp.Literal.string(value)
     return exp.null()
+
+
+# Largest number of visible argument tuples a DML target's row policy is narrowed to, as literals.
+VISIBLE_TUPLES_LIMIT = 10_000
+
+
+def target_filter(tables: Tables, entry: TableEntry, version: int, alias: str) -> exp.Expression | None:
+    """The rows of an UPDATE's or DELETE's target its row access policy lets the role touch (Snowflake's rule).
+
+    A policy body without subqueries is inlined on the target's columns. One
+    with a subquery (a mapping table), which Delta's UPDATE and DELETE cannot
+    evaluate, is evaluated first: the argument values the policy lets through
+    (they are all its result depends on) become a condition of literals.
+    """
+    catalog = tables.catalog
+    if not catalog.has_policies(entry.id):
+        return None
+    row_filter = protection(catalog, entry.id).row_filter
+    if row_filter is None:
+        return None
+    tags = protection(catalog, entry.id).tags.get(OBJECT_LEVEL, {})
+    on_target = [exp.column(exp.to_identifier(c, quoted=True), table=exp.to_identifier(alias)) for c in row_filter.columns]
+    body = _inlined(tables, row_filter.policy, on_target, tags)
+    if body.find(exp.Query, exp.Exists, exp.Subquery) is None:
+        return body
+    inner = [_column(c) for c in row_filter.columns]
+    visible = (
+        exp.select(*inner)
+        .distinct()
+        .from_(tables.reference(entry, version, exp.TableAlias(this=exp.to_identifier(INNER))))
+        .where(_inlined(tables, row_filter.policy, inner, tags))
+        .limit(VISIBLE_TUPLES_LIMIT + 1)
+    )
+    values = tables.spark.sql(to_spark(visible)).collect()
+    if len(values) > VISIBLE_TUPLES_LIMIT:
+        raise SqlCompilationError(
+            f"Row access policy {row_filter.policy.qualified} lets more than {VISIBLE_TUPLES_LIMIT} values of "
+            f"{', '.join(row_filter.columns)} through; lakeclone cannot narrow an UPDATE or DELETE of {entry.name} to them."
+        )
+    if not values:
+        return exp.false()
+    matches: list[exp.Expression] = []
+    for row in values:
+        equal: list[exp.Expression] = [
+            exp.NullSafeEQ(this=column.copy(), expression=exp.convert(value))
+            for column, value in zip(on_target, row, strict=True)
+        ]
+        matches.append(functools.reduce(lambda a, b: exp.And(this=a, expression=b), equal))
+    return exp.Paren(this=functools.reduce(lambda a, b: exp.Or(this=a, expression=b), matches))
