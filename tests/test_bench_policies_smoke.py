@@ -48,5 +48,6 @@ def test_policies_benchmark_runs(
         assert figure["ratio_median"] > 0
         assert figure["result"] in ("PASS", "FAIL")
     assert len(report["summary"]) == 4
+    assert report["cold"]["ratio"] > 0
     assert json.loads(output.read_text())["rows"] == 200
     assert "restricted_scan" in capsys.readouterr().out

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
+from sqlglot.optimizer.simplify import simplify
 
 from lakeclone.access.guard import GUARD
 from lakeclone.catalog.policies import OBJECT_LEVEL, PolicyEntry
@@ -126,9 +127,75 @@ def _wrapped(tables: Tables, relation: exp.Expression, columns: list[str], prote
     if protection_.row_filter is not None:
         row_filter = protection_.row_filter
         arguments = [_column(by_upper.get(name.upper(), name)) for name in row_filter.columns]
-        select = select.where(_inlined(tables, row_filter.policy, arguments, protection_.tags.get(OBJECT_LEVEL, {})))
+        condition = _inlined(tables, row_filter.policy, arguments, protection_.tags.get(OBJECT_LEVEL, {}))
+        if _always_true(condition):
+            pass  # the session passes the policy whatever the row (an administrator's clause): no filter at all
+        elif _reads_tables(condition) and isinstance(inner, exp.Table) and inner.args.get("version") is not None:
+            select = select.where(_visible_condition(tables, inner, arguments, condition) or condition)
+        else:
+            select = select.where(condition)
     outer_alias = exp.TableAlias(this=alias.this.copy()) if isinstance(alias, exp.TableAlias) and alias.this else None
     return exp.Subquery(this=select, alias=outer_alias)
+
+
+def _always_true(condition: exp.Expression) -> bool:
+    """Whether a bound policy condition is TRUE for every row (its session values decide it), by sqlglot's simplifier."""
+    simplified = simplify(condition.copy())
+    return isinstance(simplified, exp.Boolean) and simplified.this is True
+
+
+def _reads_tables(condition: exp.Expression) -> bool:
+    return condition.find(exp.Query, exp.Exists, exp.Subquery) is not None
+
+
+# Largest number of argument values a row policy that reads tables is turned into, as literals.
+VISIBLE_TUPLES_LIMIT = 10_000
+
+# Visible argument values of row policies that read tables, by (relation, bound condition): see _visible_condition.
+_VISIBLE: dict[tuple[str, str], list[tuple[Any, ...]] | None] = {}
+_VISIBLE_CACHE_SIZE = 256
+
+
+def _visible_condition(
+    tables: Tables, relation: exp.Table, arguments: list[exp.Column], condition: exp.Expression
+) -> exp.Expression | None:
+    """A row policy that reads tables (a mapping table), as a condition of literals on its arguments.
+
+    A row policy's result depends only on its arguments' values, the
+    session's values and the tables its body reads. Those are all fixed in
+    the bound condition's text (tables at pinned versions, session functions
+    as literals), so the argument values it lets through, computed once over
+    the relation at its pinned version, stand for it while none of them
+    changes: queries then filter by literals instead of joining the mapping
+    table again. None when more than VISIBLE_TUPLES_LIMIT values pass (the
+    condition is then inlined as it is).
+    """
+    key = (to_spark(relation), to_spark(exp.select(*arguments).where(condition)))
+    if key not in _VISIBLE:
+        inner = relation.copy()
+        visible = exp.select(*arguments).distinct().from_(inner).where(condition).limit(VISIBLE_TUPLES_LIMIT + 1)
+        values = [tuple(row) for row in tables.spark.sql(to_spark(visible)).collect()]
+        if len(_VISIBLE) >= _VISIBLE_CACHE_SIZE:
+            _VISIBLE.pop(next(iter(_VISIBLE)))
+        _VISIBLE[key] = values if len(values) <= VISIBLE_TUPLES_LIMIT else None
+    values_ = _VISIBLE[key]
+    return None if values_ is None else _literal_condition(arguments, values_)
+
+
+def _literal_condition(columns: list[exp.Column], values: list[tuple[Any, ...]]) -> exp.Expression:
+    """Rows whose ``columns`` equal one of ``values`` (NULL equal to NULL): an IN list for one column without NULLs."""
+    if not values:
+        return exp.false()
+    if len(columns) == 1 and all(row[0] is not None for row in values):
+        return exp.In(this=columns[0].copy(), expressions=[exp.convert(row[0]) for row in values])
+    matches: list[exp.Expression] = []
+    for row in values:
+        equal: list[exp.Expression] = [
+            exp.NullSafeEQ(this=column.copy(), expression=exp.convert(value))
+            for column, value in zip(columns, row, strict=True)
+        ]
+        matches.append(functools.reduce(lambda a, b: exp.And(this=a, expression=b), equal))
+    return exp.Paren(this=functools.reduce(lambda a, b: exp.Or(this=a, expression=b), matches))
 
 
 def _column(name: str) -> exp.Column:
@@ -154,13 +221,14 @@ def _inlined(
             f"Policy {policy.qualified} takes {len(policy.signature)} arguments, but {len(arguments)} columns are given."
         )
     assert policy.body is not None
-    body = _parsed_body(policy.body).copy()
+    # Held in a parenthesis so that a body that is one node (``-> val``) is replaced like any part of one.
+    holder = exp.Paren(this=_parsed_body(policy.body).copy())
     values = {name.upper(): argument for (name, _), argument in zip(policy.signature, arguments, strict=True)}
-    for node in list(body.find_all(exp.Column)):
+    for node in list(holder.find_all(exp.Column)):
         if not node.table and node.name.upper() in values:
             node.replace(values[node.name.upper()].copy())
     roles = sorted(GUARD.roles(tables.catalog, tables.session.role))
-    for call in list(body.find_all(exp.Anonymous)):
+    for call in list(holder.find_all(exp.Anonymous)):
         function = call.name.upper()
         if function == "IS_ROLE_IN_SESSION" and len(call.expressions) == 1:
             call.replace(exp.In(this=call.expressions[0].copy(), expressions=[exp.Literal.string(r) for r in roles]))
@@ -170,6 +238,7 @@ def _inlined(
             call.replace(_tag_value(call.expressions[0], tags))
     if policy.qualified in tables.relations:
         raise SqlCompilationError(f"Policy {policy.qualified} reads a table it protects: {' -> '.join(tables.relations)}.")
+    body: exp.Expression = holder.this
     scope = tables.nested(SessionContext(policy.database, policy.schema), policy.qualified)
     return bind_tables(body, scope)
 
@@ -183,50 +252,37 @@ def _tag_value(name: exp.Expression, tags: Mapping[str, str]) -> exp.Expression:
     return exp.null()
 
 
-# Largest number of visible argument tuples a DML target's row policy is narrowed to, as literals.
-VISIBLE_TUPLES_LIMIT = 10_000
-
-
 def target_filter(tables: Tables, entry: TableEntry, version: int, alias: str) -> exp.Expression | None:
     """The rows of an UPDATE's or DELETE's target its row access policy lets the role touch (Snowflake's rule).
 
     A policy body without subqueries is inlined on the target's columns. One
     with a subquery (a mapping table), which Delta's UPDATE and DELETE cannot
-    evaluate, is evaluated first: the argument values the policy lets through
-    (they are all its result depends on) become a condition of literals.
+    evaluate, becomes the argument values it lets through (see
+    :func:`_visible_condition`), as literals.
     """
     catalog = tables.catalog
     if not catalog.has_policies(entry.id):
         return None
-    row_filter = protection(catalog, entry.id).row_filter
+    found = protection(catalog, entry.id)
+    row_filter = found.row_filter
     if row_filter is None:
         return None
-    tags = protection(catalog, entry.id).tags.get(OBJECT_LEVEL, {})
+    tags = found.tags.get(OBJECT_LEVEL, {})
     on_target = [exp.column(exp.to_identifier(c, quoted=True), table=exp.to_identifier(alias)) for c in row_filter.columns]
     body = _inlined(tables, row_filter.policy, on_target, tags)
-    if body.find(exp.Query, exp.Exists, exp.Subquery) is None:
+    if _always_true(body):
+        return None
+    if not _reads_tables(body):
         return body
     inner = [_column(c) for c in row_filter.columns]
-    visible = (
-        exp.select(*inner)
-        .distinct()
-        .from_(tables.reference(entry, version, exp.TableAlias(this=exp.to_identifier(INNER))))
-        .where(_inlined(tables, row_filter.policy, inner, tags))
-        .limit(VISIBLE_TUPLES_LIMIT + 1)
-    )
-    values = tables.spark.sql(to_spark(visible)).collect()
-    if len(values) > VISIBLE_TUPLES_LIMIT:
+    relation = tables.reference(entry, version, exp.TableAlias(this=exp.to_identifier(INNER)))
+    visible = _visible_condition(tables, relation, inner, _inlined(tables, row_filter.policy, inner, tags))
+    if visible is None:
         raise SqlCompilationError(
             f"Row access policy {row_filter.policy.qualified} lets more than {VISIBLE_TUPLES_LIMIT} values of "
             f"{', '.join(row_filter.columns)} through; lakeclone cannot narrow an UPDATE or DELETE of {entry.name} to them."
         )
-    if not values:
-        return exp.false()
-    matches: list[exp.Expression] = []
-    for row in values:
-        equal: list[exp.Expression] = [
-            exp.NullSafeEQ(this=column.copy(), expression=exp.convert(value))
-            for column, value in zip(on_target, row, strict=True)
-        ]
-        matches.append(functools.reduce(lambda a, b: exp.And(this=a, expression=b), equal))
-    return exp.Paren(this=functools.reduce(lambda a, b: exp.Or(this=a, expression=b), matches))
+    # The literals name the inner alias's columns; the target's are under its own alias.
+    for column in visible.find_all(exp.Column):
+        column.set("table", exp.to_identifier(alias))
+    return visible
