@@ -140,19 +140,18 @@ class PolicyParser(access.AccessParser):
             self.raise_error("Expected =", self._curr)
         return self.expression(exp.EQ(this=tag, expression=self._parse_required_string()))
 
-    def _parse_modify_column(self, target: dict[str, t.Any]) -> exp.Expression:
+    def _parse_modify_column(self, target: dict[str, t.Any]) -> exp.Expression | None:
+        """A column's masking policy or tags; None (the ALTER left to sqlglot) for other column changes."""
         self._match(TokenType.COLUMN)
         column = self._parse_id_var(any_token=False)
-        if column is None:
-            self.raise_error("Expected a column", self._curr)
         unset = self._match_text_seq("UNSET")
-        if not unset and not self._match(TokenType.SET):
-            self.raise_error("Expected SET or UNSET", self._curr)
+        if column is None or (not unset and not self._match(TokenType.SET)):
+            return None
         if self._match(TokenType.TAG):
             parse = self._parse_table_parts if unset else self._parse_tag_value
             return self.expression(AlterTags(**target, column=column, expressions=self._parse_csv(parse), unset=unset))
         if not self._match_text_seq("MASKING", "POLICY"):
-            self.raise_error("Expected MASKING POLICY or TAG", self._curr)
+            return None
         args: dict[str, t.Any] = {**target, "column": column, "unset": unset}
         if not unset:
             args["policy"] = self._parse_table_parts()
