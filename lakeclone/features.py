@@ -22,6 +22,8 @@ FEATURES = (
     "lakeclone.streams",
     # After transactions: a channel's commits take table locks like any statement's.
     "lakeclone.channels",
+    # After access, views and streams: policies protect what the binder makes of tables, views and streams.
+    "lakeclone.policies",
 )
 
 

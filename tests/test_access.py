@@ -439,10 +439,10 @@ def test_migration_gives_existing_objects_to_accountadmin(lake: lakeclone.Lake) 
     path = lake.warehouse / "catalog.sqlite"
     db = sqlite3.connect(path)
     with db:
-        # The catalog as it was before access control's migration and the one after it (channels).
-        for table in ("channels", "ownership", "future_grants", "grants", "role_grants", "roles", "users"):
+        # The catalog as it was before access control's migration and those after it (channels, policies).
+        for table in ("tag_policies", "tag_references", "policy_references", "policies", "channels", "ownership", "future_grants", "grants", "role_grants", "roles", "users"):
             db.execute(f"DROP TABLE {table}")
-        db.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 2}")
+        db.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 3}")
     db.close()
     again = lakeclone.connect(lake.warehouse, spark=lake.spark, clock=lake.clock)
     owners = {(r.privilege, r.grantee_name) for r in again.sql("SHOW GRANTS ON TABLE old").collect()}

@@ -320,8 +320,6 @@ def test_rename_is_sqlglots_alter(kind: str) -> None:
 
 
 def test_other_alter_table_actions_stay_sqlglots() -> None:
-    alter = _one("ALTER TABLE t SET TAG cost_center = 'x'")
-    assert isinstance(alter, exp.Alter)
     assert isinstance(_one("ALTER TABLE t ADD COLUMN c INT"), exp.Alter)
 
 

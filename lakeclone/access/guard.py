@@ -13,7 +13,8 @@ PUBLIC's. ACCOUNTADMIN may do everything.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -22,6 +23,7 @@ from sqlglot import exp
 from lakeclone.access.privileges import Privilege, satisfies
 from lakeclone.catalog.access import ACCOUNT, ACCOUNTADMIN, PUBLIC
 from lakeclone.catalog.names import database_name, schema_name
+from lakeclone.catalog.policies import PolicyEntry, PolicyKind
 from lakeclone.dialect import expressions as lx
 from lakeclone.engine.compiler import relation_references
 from lakeclone.errors import InsufficientPrivilegesError, ObjectNotFoundError, SqlCompilationError
@@ -95,19 +97,24 @@ def relation(tables: Tables, table: exp.Table, kinds: tuple[str, ...] = ("TABLE"
     """The live table, view, stream or sequence a reference names, as the binder resolves it; None if none."""
     name = tables.name(table)
     catalog = tables.catalog
-    lookups = {
+    lookups: dict[str, Callable[[str, str, str], object | None]] = {
         "TABLE": catalog.table,
         "VIEW": catalog.view,
         "STREAM": catalog.stream,
         "SEQUENCE": catalog.sequence,
+        **{kind.value: functools.partial(_policy, catalog, kind) for kind in PolicyKind},
     }
     for kind in kinds:
         entry = lookups[kind](name.database, name.schema, name.name)
         if entry is not None:
             schema = catalog.schema(name.database, name.schema)
             assert schema is not None
-            return Securable(kind, entry.id, str(name), (schema_securable(catalog, schema),))
+            return Securable(kind, entry.id, str(name), (schema_securable(catalog, schema),))  # type: ignore[attr-defined]
     return None
+
+
+def _policy(catalog: Catalog, kind: PolicyKind, database: str, schema: str, name: str) -> PolicyEntry | None:
+    return catalog.policy(database, schema, name, kind)
 
 
 def _with_containers(securable: Securable) -> list[Securable]:

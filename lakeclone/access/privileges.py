@@ -22,6 +22,13 @@ class Privilege(str, Enum):
     CREATE_SCHEMA = "CREATE SCHEMA"
     CREATE_DATABASE = "CREATE DATABASE"
     CREATE_EXTERNAL_TABLE = "CREATE EXTERNAL TABLE"
+    CREATE_MASKING_POLICY = "CREATE MASKING POLICY"
+    CREATE_ROW_ACCESS_POLICY = "CREATE ROW ACCESS POLICY"
+    CREATE_TAG = "CREATE TAG"
+    APPLY = "APPLY"
+    APPLY_MASKING_POLICY = "APPLY MASKING POLICY"
+    APPLY_ROW_ACCESS_POLICY = "APPLY ROW ACCESS POLICY"
+    APPLY_TAG = "APPLY TAG"
     OWNERSHIP = "OWNERSHIP"
     ALL = "ALL"
 
@@ -35,7 +42,15 @@ _SPELLINGS = {
 
 # What each kind of object can be granted; OWNERSHIP and ALL go with every kind.
 APPLICABLE: dict[str, frozenset[Privilege]] = {
-    "ACCOUNT": frozenset({Privilege.CREATE_DATABASE, Privilege.CREATE_EXTERNAL_TABLE}),
+    "ACCOUNT": frozenset(
+        {
+            Privilege.CREATE_DATABASE,
+            Privilege.CREATE_EXTERNAL_TABLE,
+            Privilege.APPLY_MASKING_POLICY,
+            Privilege.APPLY_ROW_ACCESS_POLICY,
+            Privilege.APPLY_TAG,
+        }
+    ),
     "DATABASE": frozenset({Privilege.USAGE, Privilege.CREATE_SCHEMA}),
     "SCHEMA": frozenset(
         {
@@ -44,6 +59,9 @@ APPLICABLE: dict[str, frozenset[Privilege]] = {
             Privilege.CREATE_VIEW,
             Privilege.CREATE_STREAM,
             Privilege.CREATE_SEQUENCE,
+            Privilege.CREATE_MASKING_POLICY,
+            Privilege.CREATE_ROW_ACCESS_POLICY,
+            Privilege.CREATE_TAG,
             Privilege.MODIFY,
         }
     ),
@@ -60,6 +78,9 @@ APPLICABLE: dict[str, frozenset[Privilege]] = {
     "VIEW": frozenset({Privilege.SELECT}),
     "STREAM": frozenset({Privilege.SELECT}),
     "SEQUENCE": frozenset({Privilege.USAGE}),
+    "MASKING POLICY": frozenset({Privilege.APPLY}),
+    "ROW ACCESS POLICY": frozenset({Privilege.APPLY}),
+    "TAG": frozenset({Privilege.APPLY}),
 }
 
 # Unity Catalog's MODIFY stands for every write on a table.

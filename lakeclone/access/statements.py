@@ -19,16 +19,17 @@ from lakeclone.access.guard import (
 from lakeclone.access.privileges import APPLICABLE, Privilege, privilege
 from lakeclone.catalog.access import ACCOUNTADMIN, PUBLIC, FutureGrant, Grant
 from lakeclone.catalog.names import database_name, schema_name
+from lakeclone.catalog.policies import PolicyEntry, PolicyKind
 from lakeclone.dialect.expressions import CreatePrincipal, DropPrincipal, GrantPrivileges, GrantRole, ShowGrants
 from lakeclone.engine import registry, results
 from lakeclone.errors import InsufficientPrivilegesError, ObjectExistsError, ObjectNotFoundError, SqlCompilationError
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from pyspark.sql import DataFrame
 
-    from lakeclone.catalog.entries import StreamEntry, TableEntry, ViewEntry
+    from lakeclone.catalog.entries import SequenceEntry, StreamEntry, TableEntry, ViewEntry
     from lakeclone.engine.executor import Execution
 
 GRANTS_SCHEMA = (
@@ -332,11 +333,12 @@ def _object_name(execution: Execution, kind: str, object_id: str) -> str:
     if kind == "SCHEMA":
         schema = catalog.schema_by_id(object_id)
         return schema.qualified if schema else object_id
-    lookups = {
+    lookups: dict[str, Callable[[str], TableEntry | ViewEntry | StreamEntry | SequenceEntry | PolicyEntry | None]] = {
         "TABLE": catalog.table_by_id,
         "VIEW": catalog.view_by_id,
         "STREAM": catalog.stream_by_id,
         "SEQUENCE": catalog.sequence_by_id,
+        **{policy_kind.value: catalog.policy_by_id for policy_kind in PolicyKind},
     }
     entry2 = lookups[kind](object_id)
     return f"{entry2.database}.{entry2.schema}.{entry2.name}" if entry2 else object_id

@@ -333,6 +333,57 @@ CREATE TABLE channels (
 CREATE UNIQUE INDEX channels_table_name ON channels(table_id, name);
 """
 
+# Masking policies, row access policies and tags: schema-level objects, one
+# table for the three kinds (a name is unique per schema and kind). ``signature``
+# is the JSON list of [argument, type] pairs; a tag has none, and its
+# ``allowed_values`` is a JSON list or NULL. ``policy_references`` attaches a
+# policy to a table or view: a masking policy to one column (``column_name``),
+# a row access policy to the object (``column_name`` '') with its ON columns;
+# ``using_columns`` is the JSON list of the columns the policy's arguments read.
+# ``tag_references`` holds a tag's value on an object ('' column) or a column;
+# ``tag_policies`` the masking policies a tag carries (tag-based masking).
+POLICIES = """
+CREATE TABLE policies (
+    id TEXT PRIMARY KEY,
+    schema_id TEXT NOT NULL REFERENCES schemas(id),
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('MASKING POLICY', 'ROW ACCESS POLICY', 'TAG')),
+    signature TEXT NOT NULL,
+    return_type TEXT,
+    body TEXT,
+    allowed_values TEXT,
+    comment TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE UNIQUE INDEX policies_name ON policies(schema_id, kind, name);
+
+CREATE TABLE policy_references (
+    policy_id TEXT NOT NULL REFERENCES policies(id),
+    object_kind TEXT NOT NULL,
+    object_id TEXT NOT NULL,
+    column_name TEXT NOT NULL,
+    using_columns TEXT NOT NULL,
+    PRIMARY KEY (object_id, column_name, policy_id)
+);
+CREATE INDEX policy_references_policy ON policy_references(policy_id);
+
+CREATE TABLE tag_references (
+    tag_id TEXT NOT NULL REFERENCES policies(id),
+    object_kind TEXT NOT NULL,
+    object_id TEXT NOT NULL,
+    column_name TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (object_id, column_name, tag_id)
+);
+CREATE INDEX tag_references_tag ON tag_references(tag_id);
+
+CREATE TABLE tag_policies (
+    tag_id TEXT NOT NULL REFERENCES policies(id),
+    policy_id TEXT NOT NULL REFERENCES policies(id),
+    PRIMARY KEY (tag_id, policy_id)
+)
+"""
+
 Migration = Callable[[sqlite3.Connection], None]
 
 
@@ -353,6 +404,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _script(TRANSACTIONS),
     _script(ACCESS),
     _script(CHANNELS),
+    _script(POLICIES),
 )
 """Migration ``n`` (1-based) brings a catalog from user_version ``n - 1`` to ``n``."""
 

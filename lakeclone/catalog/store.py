@@ -33,6 +33,7 @@ from lakeclone.catalog.entries import (
 )
 from lakeclone.catalog.objects import DEFAULT_DATABASE, DEFAULT_SCHEMA, ObjectStore
 from lakeclone.catalog.parameters import ParameterStore
+from lakeclone.catalog.policies import PolicyStore
 from lakeclone.catalog.queries import QueryStore
 from lakeclone.catalog.sequences import SequenceStore
 from lakeclone.catalog.streams import StreamStore
@@ -69,10 +70,10 @@ __all__ = [
 class Catalog(
     AccessStore,
     ObjectStore, ParameterStore, QueryStore, SequenceStore, DefinitionStore, StreamStore, ViewStore, TransactionStore,
-    ChannelStore,
+    ChannelStore, PolicyStore,
 ):
     """The catalog of one warehouse: objects, parameters, statements, sequences, definitions, streams, views,
-    transactions, access control, channels."""
+    transactions, access control, channels, policies and tags."""
 
     def horizon(self, table: TableEntry, now: dt.datetime) -> dt.datetime:
         """The oldest moment time travel on ``table`` reaches: its retention window, or a VACUUM that kept less."""

@@ -30,7 +30,11 @@ SECURABLES = {
     "SCHEMA": "SCHEMA",
     "DATABASE": "DATABASE",
     "CATALOG": "DATABASE",
+    "TAG": "TAG",
 }
+
+# Securables named by more than one word: the first word, and the words that must follow it.
+MULTIWORD_SECURABLES = {"MASKING": ("POLICY",), "ROW": ("ACCESS", "POLICY")}
 
 # ``ON ALL|FUTURE <plural> IN SCHEMA s``: the objects' kind by its plural.
 PLURALS = {"TABLES": "TABLE", "VIEWS": "VIEW", "STREAMS": "STREAM", "SEQUENCES": "SEQUENCE", "SCHEMAS": "SCHEMA"}
@@ -108,10 +112,7 @@ class AccessParser(Snowflake.Parser):
             args["container"] = container
             args["this"] = self._parse_table_parts(is_db_reference=container == "SCHEMA")
         else:
-            word = self._parse_word()
-            if word not in SECURABLES:
-                self.raise_error("Expected an object kind", self._prev)
-            args["kind"] = SECURABLES.get(word, word)
+            args["kind"] = self._parse_securable_kind()
             args["this"] = self._parse_table_parts(is_db_reference=args["kind"] == "SCHEMA")
         if not self._match_text_seq("FROM" if revoke else "TO"):
             self.raise_error("Expected FROM" if revoke else "Expected TO", self._curr)
@@ -127,6 +128,17 @@ class AccessParser(Snowflake.Parser):
                 self.raise_error("Expected CURRENT GRANTS", self._curr)
         args["grant_option"] = grant_option
         return self.expression(GrantPrivileges(**args))
+
+    def _parse_securable_kind(self) -> str:
+        word = self._parse_word()
+        if word in MULTIWORD_SECURABLES:
+            rest = MULTIWORD_SECURABLES[word]
+            if not self._match_text_seq(*rest):
+                self.raise_error("Expected an object kind", self._curr)
+            return " ".join((word, *rest))
+        if word not in SECURABLES:
+            self.raise_error("Expected an object kind", self._prev)
+        return SECURABLES.get(word, word)
 
     def _parse_privileges(self) -> list[exp.Var]:
         privileges: list[exp.Var] = []
@@ -153,10 +165,7 @@ class AccessParser(Snowflake.Parser):
         if self._match(TokenType.ON):
             if self._match_text_seq("ACCOUNT"):
                 return self.expression(ShowGrants(on="ACCOUNT"))
-            word = self._parse_word()
-            if word not in SECURABLES:
-                self.raise_error("Expected an object kind", self._prev)
-            kind = SECURABLES.get(word, word)
+            kind = self._parse_securable_kind()
             return self.expression(
                 ShowGrants(this=self._parse_table_parts(is_db_reference=kind == "SCHEMA"), on=kind)
             )

@@ -168,3 +168,82 @@ class ShowGrants(exp.Expression):
     """
 
     arg_types = {"this": False, "on": False, "to": False, "future": False}
+
+
+class CreatePolicy(exp.Expression):
+    """``CREATE [OR REPLACE] {MASKING POLICY | ROW ACCESS POLICY | TAG} [IF NOT EXISTS] name …``.
+
+    ``kind`` is ``"MASKING POLICY"``, ``"ROW ACCESS POLICY"`` or ``"TAG"``. A
+    policy has its arguments in ``expressions`` (:class:`sqlglot.exp.ColumnDef`
+    nodes), its ``returns`` type and its ``body``; a tag has its
+    ``allowed_values`` (string literals). ``comment`` is a string literal.
+    """
+
+    arg_types = {
+        "this": True,
+        "kind": True,
+        "replace": False,
+        "exists": False,
+        "expressions": False,
+        "returns": False,
+        "body": False,
+        "allowed_values": False,
+        "comment": False,
+    }
+
+
+class DropPolicy(exp.Expression):
+    """``DROP {MASKING POLICY | ROW ACCESS POLICY | TAG} [IF EXISTS] name``."""
+
+    arg_types = {"this": True, "kind": True, "exists": False}
+
+
+class AlterPolicy(exp.Expression):
+    """``ALTER {MASKING POLICY | ROW ACCESS POLICY} [IF EXISTS] p SET BODY -> expr`` (``body``),
+    ``… SET COMMENT = '…'`` / ``UNSET COMMENT`` (``comment``, ``unset``), and
+    ``ALTER TAG t SET|UNSET MASKING POLICY p [, …]`` (``policies``, ``unset``)."""
+
+    arg_types = {
+        "this": True,
+        "kind": True,
+        "exists": False,
+        "body": False,
+        "comment": False,
+        "policies": False,
+        "unset": False,
+    }
+
+
+class AlterColumnPolicy(exp.Expression):
+    """``ALTER {TABLE | VIEW} t MODIFY COLUMN c SET MASKING POLICY p [USING (c, cond …)] [FORCE]``, or ``UNSET``.
+
+    ``column`` is the column's identifier, ``policy`` the policy (a table
+    reference; absent for UNSET), ``using`` the columns the policy's arguments read.
+    """
+
+    arg_types = {
+        "this": True,
+        "kind": True,
+        "exists": False,
+        "column": True,
+        "policy": False,
+        "using": False,
+        "force": False,
+        "unset": False,
+    }
+
+
+class AlterRowAccessPolicy(exp.Expression):
+    """``ALTER {TABLE | VIEW} t ADD ROW ACCESS POLICY r ON (col …)`` or ``DROP ROW ACCESS POLICY r``."""
+
+    arg_types = {"this": True, "kind": True, "exists": False, "policy": True, "expressions": False, "drop": False}
+
+
+class AlterTags(exp.Expression):
+    """``ALTER {TABLE | VIEW} t [MODIFY COLUMN c] SET TAG tag = 'v' [, …]`` or ``UNSET TAG tag [, …]``.
+
+    ``expressions`` are :class:`sqlglot.exp.EQ` nodes (tag reference = string
+    literal) for SET, tag references for UNSET; ``column`` names the column, if any.
+    """
+
+    arg_types = {"this": True, "kind": True, "exists": False, "column": False, "expressions": True, "unset": False}

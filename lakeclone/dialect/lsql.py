@@ -21,7 +21,7 @@ from sqlglot.parsers.snowflake import _show_parser
 from sqlglot.tokens import Token, TokenType
 from sqlglot.trie import new_trie
 
-from lakeclone.dialect import access
+from lakeclone.dialect import access, policies
 from lakeclone.dialect.expressions import (
     AlterClustering,
     AlterRecluster,
@@ -42,14 +42,15 @@ from lakeclone.errors import SqlCompilationError, SqlSyntaxError, UnsupportedSta
 AlterActionParser = t.Callable[["LsqlParser", dict[str, t.Any]], exp.Expression | None]
 
 _PARAMETER_ACTIONS: dict[str, AlterActionParser] = {
-    "SET": lambda self, target: self._parse_set_parameters(target),
-    "UNSET": lambda self, target: self.expression(
+    "SET": lambda self, target: self._parse_set_tags(target, unset=False) or self._parse_set_parameters(target),
+    "UNSET": lambda self, target: self._parse_set_tags(target, unset=True) or self.expression(
         UnsetParameters(**target, expressions=self._parse_csv(self._parse_parameter_name))
     ),
 }
 
 _TABLE_ACTIONS: dict[str, AlterActionParser] = {
     **_PARAMETER_ACTIONS,
+    **policies.TABLE_ACTIONS,
     "SUSPEND RECLUSTER": lambda self, target: self.expression(
         AlterRecluster(this=target["this"], exists=target["exists"], suspend=True)
     ),
@@ -79,8 +80,11 @@ _CONTAINER_ACTIONS: dict[str, AlterActionParser] = {
     ),
 }
 
+# Views take policies and tags like tables.
+_VIEW_ACTIONS: dict[str, AlterActionParser] = {**_CONTAINER_ACTIONS, **policies.TABLE_ACTIONS}
 
-class LsqlParser(access.AccessParser):
+
+class LsqlParser(policies.PolicyParser):
     """Snowflake's parser with lsql's statements and a strict statement grammar."""
 
     # Statements whose keyword is a plain word rather than a token type.
@@ -98,6 +102,7 @@ class LsqlParser(access.AccessParser):
         "DETAIL": lambda self: self.expression(DescribeDetail(this=self._parse_table_parts())),
         "HISTORY": lambda self: self._parse_describe_history(),
         "STREAM": lambda self: self.expression(exp.Describe(this=self._parse_table_parts(), kind="STREAM")),
+        **policies.DESCRIBE_PARSERS,
     }
 
     SHOW_PARSERS = {
@@ -110,6 +115,7 @@ class LsqlParser(access.AccessParser):
         "USERS": _show_parser("USERS"),
         **access.SHOW_PARSERS,
         "CHANNELS": _show_parser("CHANNELS"),
+        **policies.SHOW_PARSERS,
     }
 
     # Options of CREATE STREAM, each a boolean.
@@ -122,7 +128,7 @@ class LsqlParser(access.AccessParser):
         TokenType.TABLE: _TABLE_ACTIONS,
         TokenType.SCHEMA: _CONTAINER_ACTIONS,
         TokenType.DATABASE: _CONTAINER_ACTIONS,
-        TokenType.VIEW: _CONTAINER_ACTIONS,
+        TokenType.VIEW: _VIEW_ACTIONS,
     }
     ALTER_ACTION_TRIES: t.ClassVar = {
         kind: new_trie(key.split(" ") for key in parsers)
@@ -289,6 +295,12 @@ class LsqlParser(access.AccessParser):
 
     def _parse_create(self) -> exp.Expression:
         index = self._index
+        self._match_pair(TokenType.OR, TokenType.REPLACE)
+        policy = self._parse_policy_kind() is not None
+        self._retreat(index)
+        if policy:
+            # Before the clone's reading of properties, which takes ROW and TAG for some of its own.
+            return super()._parse_create()
         create = self._parse_create_clone()
         if create:
             return create
@@ -456,6 +468,7 @@ class LsqlGenerator(Snowflake.Generator):
     TRANSFORMS = {
         **Snowflake.Generator.TRANSFORMS,
         **access.TRANSFORMS,
+        **policies.TRANSFORMS,
         AlterClustering: _alter_clustering_sql,
         AlterRecluster: _alter_recluster_sql,
         CreateStream: _create_stream_sql,

@@ -46,6 +46,12 @@ def bind_tables(expression: Bound, tables: Tables) -> Bound:
             function = registry.TABLE_FUNCTIONS.get(table.this.name.upper())
             if function is not None:
                 table.replace(carry_clauses(table, function(tables, table.this), alias=table.args.get("alias")))
+    for rows in list(bound.find_all(exp.TableFromRows)):
+        # TABLE(f(...)) and TABLE(INFORMATION_SCHEMA.f(...)): a table function lakeclone binds itself.
+        call = rows.this.expression if isinstance(rows.this, exp.Dot) else rows.this
+        if isinstance(call, exp.Anonymous) and call.name.upper() in registry.TABLE_FUNCTIONS:
+            function = registry.TABLE_FUNCTIONS[call.name.upper()]
+            rows.replace(carry_clauses(rows, function(tables, call), alias=rows.args.get("alias")))
     for table in references:
         table.replace(carry_clauses(table, _bound_relation(table, tables)))
     return bound
@@ -84,6 +90,14 @@ def relation_references(expression: exp.Expr) -> list[exp.Table]:
 
 
 def _bound_relation(table: exp.Table, tables: Tables) -> exp.Expression:
+    """A table reference bound, then read through the policies that protect it (see registry.PROTECTORS)."""
+    relation = _bound_name(table, tables)
+    for protect in registry.PROTECTORS:
+        relation = protect(tables, tables.name(table), relation)
+    return relation
+
+
+def _bound_name(table: exp.Table, tables: Tables) -> exp.Expression:
     """A table reference bound: a table at its pinned version, else what a feature resolves the name to."""
     alias = table.args.get("alias") or exp.TableAlias(this=exp.to_identifier(table.name))
     name = tables.name(table)
@@ -106,7 +120,7 @@ def _bound_relation(table: exp.Table, tables: Tables) -> exp.Expression:
 
 
 def carry_clauses(
-    table: exp.Table, replacement: exp.Expression, *, alias: exp.Expression | None = None
+    table: exp.Table | exp.TableFromRows, replacement: exp.Expression, *, alias: exp.Expression | None = None
 ) -> exp.Expression:
     """``replacement`` with the joins, laterals, pivots and sample written after ``table`` (and ``alias``, if given)."""
     for key in ("joins", "laterals", "pivots", "sample"):

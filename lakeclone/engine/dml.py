@@ -77,6 +77,16 @@ def _condition(node: exp.Expression | None, execution: Execution) -> str | None:
     return None if where is None else _sql(where, execution)
 
 
+def _narrowed(execution: Execution, target: Target, where: exp.Expression | None) -> exp.Expression | None:
+    """An UPDATE's or DELETE's condition, narrowed to the target rows a feature lets the role touch (row access)."""
+    condition = where.this if isinstance(where, exp.Where) else where
+    for narrow in registry.TARGET_FILTERS:
+        extra = narrow(execution.tables, target.entry, target.version, target.alias)
+        if extra is not None:
+            condition = extra if condition is None else exp.and_(exp.paren(condition.copy()), exp.paren(extra))
+    return condition
+
+
 def _predicate(node: exp.Expression | None) -> dict[str, str]:
     """DESCRIBE HISTORY's ``predicate``: the condition as the user wrote it, not Delta's analysed form."""
     where = node.this if isinstance(node, exp.Where) else node
@@ -133,9 +143,9 @@ def delete(execution: Execution) -> DataFrame:
         if len(using) > 1:
             raise SqlCompilationError(ONE_SOURCE_TABLE)
         clause = statements.MergeClause(True, None, "DELETE", {})
-        deleted = _merge_from(execution, target, using[0], where, clause).deleted
+        deleted = _merge_from(execution, target, using[0], _narrowed(execution, target, where), clause).deleted
     else:
-        condition = _condition(where, execution)
+        condition = _condition(_narrowed(execution, target, where), execution)
         with execution.work.delta(parameters=_predicate(where), rewrite=target.rewrite):
             deleted = statements.delete(execution.spark, target.entry.location, target.alias, condition)
     _after(execution, target)
@@ -160,9 +170,9 @@ def update(execution: Execution) -> DataFrame:
     source = expression.args.get("from_")
     if source is not None:
         clause = statements.MergeClause(True, None, "UPDATE", assignments)
-        updated = _merge_from(execution, target, source.this, where, clause).updated
+        updated = _merge_from(execution, target, source.this, _narrowed(execution, target, where), clause).updated
     else:
-        condition = _condition(where, execution)
+        condition = _condition(_narrowed(execution, target, where), execution)
         with execution.work.delta(parameters=_predicate(where), rewrite=target.rewrite):
             updated = statements.update(execution.spark, target.entry.location, target.alias, assignments, condition)
     _after(execution, target)

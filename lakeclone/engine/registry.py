@@ -145,6 +145,16 @@ DROP_RESTRICTIONS: list[Callable[[Execution, list[TableEntry]], None]] = []
 RELATIONS: list[RelationResolver] = []
 """Tried in order when a query names something that is not a live table."""
 
+Protector = Callable[["Tables", "QualifiedName", "exp.Expression"], "exp.Expression"]
+
+PROTECTORS: list[Protector] = []
+"""Run on each bound table, view or stream reference: the relation read through its policies (or unchanged)."""
+
+TargetFilter = Callable[["Tables", "TableEntry", int, str], "exp.Expression | None"]
+
+TARGET_FILTERS: list[TargetFilter] = []
+"""A condition the rows an UPDATE or DELETE touches must meet, on its target (entry, version, alias): row access."""
+
 TableClauseBinder = Callable[["Tables", exp.Table, "TableEntry"], "exp.Expression"]
 
 TABLE_CLAUSES: dict[str, TableClauseBinder] = {}

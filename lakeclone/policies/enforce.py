@@ -1,0 +1,288 @@
+"""Policies compiled into the query: a protected relation is read through a subquery that masks and filters.
+
+Where the binder puts a table (at its pinned version), a view or a stream's
+changes in a statement, a relation with policies becomes::
+
+    (SELECT <mask>(col, cond…) AS col, …, other FROM <relation> AS LC_PROTECTED WHERE <row policy>) AS alias
+
+with each policy's body inlined, its arguments replaced by the columns they
+read, and CURRENT_ROLE(), CURRENT_USER() and IS_ROLE_IN_SESSION() bound to
+the session. Spark evaluates it in the plan, row by row in its own engine; a
+relation without policies binds exactly as before. Tables a policy body reads
+(a mapping table) are bound in the policy's own schema, with the policy
+owner's rights: the querying role needs no privilege on them.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+from sqlglot.optimizer.simplify import simplify
+
+from lakeclone.access.guard import GUARD
+from lakeclone.catalog.policies import OBJECT_LEVEL, PolicyEntry
+from lakeclone.dialect import parse
+from lakeclone.engine.compiler import bind_tables, to_spark
+from lakeclone.engine.context import SessionContext
+from lakeclone.errors import SqlCompilationError
+from lakeclone.policies.model import Protection, column_types, protection
+
+if TYPE_CHECKING:
+    from lakeclone.catalog.names import QualifiedName
+    from lakeclone.catalog.store import Catalog, TableEntry
+    from lakeclone.engine.tables import Tables
+
+INNER = "LC_PROTECTED"
+
+# Columns a stream's changes carry besides the table's: they pass through unmasked.
+_METADATA_PREFIX = "METADATA$"
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed_body(text: str) -> exp.Expression:
+    [statement] = parse(f"SELECT {text}")
+    select = statement.expression
+    assert isinstance(select, exp.Select)
+    body: exp.Expression = select.expressions[0]
+    return body
+
+
+def _protected_object(catalog: Catalog, name: QualifiedName) -> tuple[str, str] | None:
+    """(object id, kind) of what ``name`` reads whose policies apply: a table, a view, or a stream's source."""
+    table = catalog.table(name.database, name.schema, name.name)
+    if table is not None:
+        return table.id, "TABLE"
+    view = catalog.view(name.database, name.schema, name.name)
+    if view is not None:
+        return view.id, "VIEW"
+    stream = catalog.stream(name.database, name.schema, name.name)
+    if stream is not None:
+        return stream.source_id, "STREAM"
+    return None
+
+
+def protect(tables: Tables, name: QualifiedName, relation: exp.Expression) -> exp.Expression:
+    """``relation`` (the binding of ``name``) read through its policies; itself when nothing protects it."""
+    catalog = tables.catalog
+    found = _protected_object(catalog, name)
+    if found is None or not catalog.has_policies(found[0]):
+        return relation
+    object_id, kind = found
+    columns = _columns(tables, kind, object_id, relation)
+    protection_ = protection(catalog, object_id, column_types(columns))
+    if not protection_:
+        return relation
+    return _wrapped(tables, relation, [c for c, _ in columns], protection_)
+
+
+def _columns(tables: Tables, kind: str, object_id: str, relation: exp.Expression) -> list[tuple[str, str]]:
+    """(name, Spark type) of each column ``relation`` gives, in order.
+
+    A table at a pinned version: from that version's metadata in its Delta log
+    (no Spark analysis). Anything else (a view, a stream's changes): Spark's
+    analysis of the relation.
+    """
+    version = relation.args.get("version") if kind == "TABLE" and isinstance(relation, exp.Table) else None
+    entry = tables.catalog.table_by_id(object_id) if version is not None else None
+    if version is not None and entry is not None:
+        schema = tables.log(entry).schema(int(version.expression.name))
+        return [(field.name, field.dataType.simpleString()) for field in schema.fields]
+    probe = exp.select("*").from_(_without_clauses(relation)).limit(0)
+    schema = tables.spark.sql(to_spark(probe)).schema
+    return [(field.name, field.dataType.simpleString()) for field in schema.fields]
+
+
+def _without_clauses(relation: exp.Expression) -> exp.Expression:
+    bare = relation.copy()
+    for key in ("joins", "laterals", "pivots", "sample"):
+        bare.set(key, None)
+    return bare
+
+
+def _wrapped(tables: Tables, relation: exp.Expression, columns: list[str], protection_: Protection) -> exp.Subquery:
+    alias = relation.args.get("alias")
+    inner = _without_clauses(relation)
+    inner_alias = exp.TableAlias(this=exp.to_identifier(INNER))
+    if isinstance(alias, exp.TableAlias) and alias.columns:
+        inner_alias.set("columns", [c.copy() for c in alias.columns])
+    inner.set("alias", inner_alias)
+    by_upper = {c.upper(): c for c in columns}
+    projections: list[exp.Expr] = []
+    for column in columns:
+        mask = protection_.masks.get(column.upper())
+        reference = _column(column)
+        if mask is None or column.upper().startswith(_METADATA_PREFIX):
+            projections.append(reference)
+            continue
+        arguments = [_column(by_upper.get(name.upper(), name)) for name in mask.using or (column,)]
+        tags = {**protection_.tags.get(OBJECT_LEVEL, {}), **_column_tags(protection_, column)}
+        body = _inlined(tables, mask.policy, arguments, tags)
+        returns = mask.policy.return_type or mask.policy.signature[0][1]
+        cast = exp.Cast(this=body, to=exp.DataType.build(returns, dialect="snowflake"))
+        projections.append(exp.alias_(cast, exp.to_identifier(column, quoted=True)))
+    select = exp.select(*projections).from_(inner)
+    if protection_.row_filter is not None:
+        row_filter = protection_.row_filter
+        arguments = [_column(by_upper.get(name.upper(), name)) for name in row_filter.columns]
+        condition = _inlined(tables, row_filter.policy, arguments, protection_.tags.get(OBJECT_LEVEL, {}))
+        if _always_true(condition):
+            pass  # the session passes the policy whatever the row (an administrator's clause): no filter at all
+        elif _reads_tables(condition) and isinstance(inner, exp.Table) and inner.args.get("version") is not None:
+            select = select.where(_visible_condition(tables, inner, arguments, condition) or condition)
+        else:
+            select = select.where(condition)
+    outer_alias = exp.TableAlias(this=alias.this.copy()) if isinstance(alias, exp.TableAlias) and alias.this else None
+    return exp.Subquery(this=select, alias=outer_alias)
+
+
+def _always_true(condition: exp.Expression) -> bool:
+    """Whether a bound policy condition is TRUE for every row (its session values decide it), by sqlglot's simplifier."""
+    simplified = simplify(condition.copy())
+    return isinstance(simplified, exp.Boolean) and simplified.this is True
+
+
+def _reads_tables(condition: exp.Expression) -> bool:
+    return condition.find(exp.Query, exp.Exists, exp.Subquery) is not None
+
+
+# Largest number of argument values a row policy that reads tables is turned into, as literals.
+VISIBLE_TUPLES_LIMIT = 10_000
+
+# Visible argument values of row policies that read tables, by (relation, bound condition): see _visible_condition.
+_VISIBLE: dict[tuple[str, str], list[tuple[Any, ...]] | None] = {}
+_VISIBLE_CACHE_SIZE = 256
+
+
+def _visible_condition(
+    tables: Tables, relation: exp.Table, arguments: list[exp.Column], condition: exp.Expression
+) -> exp.Expression | None:
+    """A row policy that reads tables (a mapping table), as a condition of literals on its arguments.
+
+    A row policy's result depends only on its arguments' values, the
+    session's values and the tables its body reads. Those are all fixed in
+    the bound condition's text (tables at pinned versions, session functions
+    as literals), so the argument values it lets through, computed once over
+    the relation at its pinned version, stand for it while none of them
+    changes: queries then filter by literals instead of joining the mapping
+    table again. None when more than VISIBLE_TUPLES_LIMIT values pass (the
+    condition is then inlined as it is).
+    """
+    key = (to_spark(relation), to_spark(exp.select(*arguments).where(condition)))
+    if key not in _VISIBLE:
+        inner = relation.copy()
+        visible = exp.select(*arguments).distinct().from_(inner).where(condition).limit(VISIBLE_TUPLES_LIMIT + 1)
+        values = [tuple(row) for row in tables.spark.sql(to_spark(visible)).collect()]
+        if len(_VISIBLE) >= _VISIBLE_CACHE_SIZE:
+            _VISIBLE.pop(next(iter(_VISIBLE)))
+        _VISIBLE[key] = values if len(values) <= VISIBLE_TUPLES_LIMIT else None
+    values_ = _VISIBLE[key]
+    return None if values_ is None else _literal_condition(arguments, values_)
+
+
+def _literal_condition(columns: list[exp.Column], values: list[tuple[Any, ...]]) -> exp.Expression:
+    """Rows whose ``columns`` equal one of ``values`` (NULL equal to NULL): an IN list for one column without NULLs."""
+    if not values:
+        return exp.false()
+    if len(columns) == 1 and all(row[0] is not None for row in values):
+        return exp.In(this=columns[0].copy(), expressions=[exp.convert(row[0]) for row in values])
+    matches: list[exp.Expression] = []
+    for row in values:
+        equal: list[exp.Expression] = [
+            exp.NullSafeEQ(this=column.copy(), expression=exp.convert(value))
+            for column, value in zip(columns, row, strict=True)
+        ]
+        matches.append(functools.reduce(lambda a, b: exp.And(this=a, expression=b), equal))
+    return exp.Paren(this=functools.reduce(lambda a, b: exp.Or(this=a, expression=b), matches))
+
+
+def _column(name: str) -> exp.Column:
+    return exp.column(exp.to_identifier(name, quoted=True), table=exp.to_identifier(INNER))
+
+
+def _column_tags(protection_: Protection, column: str) -> Mapping[str, str]:
+    for tagged, values in protection_.tags.items():
+        if tagged.upper() == column.upper():
+            return values
+    return {}
+
+
+def _inlined(
+    tables: Tables, policy: PolicyEntry, arguments: list[exp.Column], tags: Mapping[str, str]
+) -> exp.Expression:
+    """``policy``'s body with its arguments replaced by ``arguments`` and bound for this session.
+
+    ``tags`` are the tag values SYSTEM$GET_TAG_ON_CURRENT_COLUMN reads (qualified tag name -> value).
+    """
+    if len(arguments) != len(policy.signature):
+        raise SqlCompilationError(
+            f"Policy {policy.qualified} takes {len(policy.signature)} arguments, but {len(arguments)} columns are given."
+        )
+    assert policy.body is not None
+    # Held in a parenthesis so that a body that is one node (``-> val``) is replaced like any part of one.
+    holder = exp.Paren(this=_parsed_body(policy.body).copy())
+    values = {name.upper(): argument for (name, _), argument in zip(policy.signature, arguments, strict=True)}
+    for node in list(holder.find_all(exp.Column)):
+        if not node.table and node.name.upper() in values:
+            node.replace(values[node.name.upper()].copy())
+    roles = sorted(GUARD.roles(tables.catalog, tables.session.role))
+    for call in list(holder.find_all(exp.Anonymous)):
+        function = call.name.upper()
+        if function == "IS_ROLE_IN_SESSION" and len(call.expressions) == 1:
+            call.replace(exp.In(this=call.expressions[0].copy(), expressions=[exp.Literal.string(r) for r in roles]))
+        elif function == "INVOKER_ROLE" and not call.expressions:
+            call.replace(exp.Literal.string(tables.session.role))
+        elif function == "SYSTEM$GET_TAG_ON_CURRENT_COLUMN" and len(call.expressions) == 1:
+            call.replace(_tag_value(call.expressions[0], tags))
+    if policy.qualified in tables.relations:
+        raise SqlCompilationError(f"Policy {policy.qualified} reads a table it protects: {' -> '.join(tables.relations)}.")
+    body: exp.Expression = holder.this
+    scope = tables.nested(SessionContext(policy.database, policy.schema), policy.qualified)
+    return bind_tables(body, scope)
+
+
+def _tag_value(name: exp.Expression, tags: Mapping[str, str]) -> exp.Expression:
+    """SYSTEM$GET_TAG_ON_CURRENT_COLUMN('tag'): the tag's value on the column being masked, else NULL."""
+    wanted = name.name.upper()
+    for qualified, value in tags.items():
+        if qualified.upper() == wanted or qualified.upper().endswith("." + wanted):
+            return exp.Literal.string(value)
+    return exp.null()
+
+
+def target_filter(tables: Tables, entry: TableEntry, version: int, alias: str) -> exp.Expression | None:
+    """The rows of an UPDATE's or DELETE's target its row access policy lets the role touch (Snowflake's rule).
+
+    A policy body without subqueries is inlined on the target's columns. One
+    with a subquery (a mapping table), which Delta's UPDATE and DELETE cannot
+    evaluate, becomes the argument values it lets through (see
+    :func:`_visible_condition`), as literals.
+    """
+    catalog = tables.catalog
+    if not catalog.has_policies(entry.id):
+        return None
+    found = protection(catalog, entry.id)
+    row_filter = found.row_filter
+    if row_filter is None:
+        return None
+    tags = found.tags.get(OBJECT_LEVEL, {})
+    on_target = [exp.column(exp.to_identifier(c, quoted=True), table=exp.to_identifier(alias)) for c in row_filter.columns]
+    body = _inlined(tables, row_filter.policy, on_target, tags)
+    if _always_true(body):
+        return None
+    if not _reads_tables(body):
+        return body
+    inner = [_column(c) for c in row_filter.columns]
+    relation = tables.reference(entry, version, exp.TableAlias(this=exp.to_identifier(INNER)))
+    visible = _visible_condition(tables, relation, inner, _inlined(tables, row_filter.policy, inner, tags))
+    if visible is None:
+        raise SqlCompilationError(
+            f"Row access policy {row_filter.policy.qualified} lets more than {VISIBLE_TUPLES_LIMIT} values of "
+            f"{', '.join(row_filter.columns)} through; lakeclone cannot narrow an UPDATE or DELETE of {entry.name} to them."
+        )
+    # The literals name the inner alias's columns; the target's are under its own alias.
+    for column in visible.find_all(exp.Column):
+        column.set("table", exp.to_identifier(alias))
+    return visible

@@ -1,0 +1,165 @@
+"""INFORMATION_SCHEMA.POLICY_REFERENCES and TAG_REFERENCES: an object's policies and tags, with Snowflake's columns."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+
+from lakeclone.access.guard import GUARD, Need, relation
+from lakeclone.catalog.names import QualifiedName
+from lakeclone.catalog.policies import OBJECT_LEVEL, PolicyEntry, PolicyKind
+from lakeclone.dialect import table_reference
+from lakeclone.engine.compiler import spark_sql
+from lakeclone.errors import ObjectNotFoundError, SqlCompilationError
+from lakeclone.policies.model import column_types, protection
+
+if TYPE_CHECKING:
+    from lakeclone.engine.tables import Tables
+
+POLICY_REFERENCES_SCHEMA = (
+    "POLICY_DB STRING, POLICY_SCHEMA STRING, POLICY_NAME STRING, POLICY_KIND STRING, REF_DATABASE_NAME STRING, "
+    "REF_SCHEMA_NAME STRING, REF_ENTITY_NAME STRING, REF_ENTITY_DOMAIN STRING, REF_COLUMN_NAME STRING, "
+    "REF_ARG_COLUMN_NAMES STRING, TAG_DATABASE STRING, TAG_SCHEMA STRING, TAG_NAME STRING, POLICY_STATUS STRING"
+)
+TAG_REFERENCES_SCHEMA = (
+    "TAG_DATABASE STRING, TAG_SCHEMA STRING, TAG_NAME STRING, TAG_VALUE STRING, LEVEL STRING, OBJECT_DATABASE STRING, "
+    "OBJECT_SCHEMA STRING, OBJECT_NAME STRING, DOMAIN STRING, COLUMN_NAME STRING"
+)
+
+
+def _arguments(call: exp.Anonymous, names: tuple[str, ...]) -> dict[str, str]:
+    """A table function's string arguments, named (``NAME => 'x'``) or by position."""
+    found: dict[str, str] = {}
+    for position, argument in enumerate(call.expressions):
+        if isinstance(argument, exp.Kwarg):
+            key, value = argument.this.name.upper(), argument.expression
+        elif position < len(names):
+            key, value = names[position], argument
+        else:
+            raise SqlCompilationError(f"{call.name.upper()} takes at most {len(names)} arguments.")
+        if key not in names or not (isinstance(value, exp.Literal) and value.is_string):
+            raise SqlCompilationError(
+                f"{call.name.upper()} takes string arguments {', '.join(n + ' =>' for n in names)}; got {key}."
+            )
+        found[key] = value.name
+    return found
+
+
+def _entity(tables: Tables, name: str, domain: str) -> tuple[str, str, QualifiedName]:
+    """(id, kind) of the table or view ``name`` names, checked visible to the role, and its qualified name."""
+    kinds = {"TABLE": ("TABLE", "VIEW"), "VIEW": ("VIEW",), "COLUMN": ("TABLE", "VIEW")}.get(domain.upper())
+    if kinds is None:
+        raise SqlCompilationError(f"Invalid value '{domain}' for the entity's domain: TABLE, VIEW or COLUMN.")
+    reference = table_reference(name)
+    securable = relation(tables, reference, kinds)
+    qualified = tables.name(reference)
+    if securable is None:
+        raise ObjectNotFoundError(str(qualified))
+    catalog = tables.catalog
+    GUARD.require(catalog, GUARD.roles(catalog, tables.session.role), Need(securable, ()))
+    return securable.id, securable.kind, qualified
+
+
+def policy_references(tables: Tables, call: exp.Anonymous) -> exp.Expression:
+    """``POLICY_REFERENCES(REF_ENTITY_NAME => 't', REF_ENTITY_DOMAIN => 'table')`` or ``(POLICY_NAME => 'p')``.
+
+    An object's listing includes the masking policies its columns get through tags (TAG_* columns set).
+    """
+    arguments = _arguments(call, ("REF_ENTITY_NAME", "REF_ENTITY_DOMAIN", "POLICY_NAME"))
+    catalog = tables.catalog
+    rows: list[tuple[object, ...]] = []
+    if "POLICY_NAME" in arguments:
+        name = tables.name(table_reference(arguments["POLICY_NAME"]))
+        policy = catalog.policy(name.database, name.schema, name.name, PolicyKind.MASKING) or catalog.policy(
+            name.database, name.schema, name.name, PolicyKind.ROW_ACCESS
+        )
+        if policy is None:
+            raise ObjectNotFoundError(str(name), "Policy")
+        for reference in catalog.references_to_policy(policy.id):
+            entry = catalog.table_by_id(reference.object_id) or catalog.view_by_id(reference.object_id)
+            if entry is not None and entry.dropped_at is None:
+                owner = QualifiedName(entry.database, entry.schema, entry.name)
+                rows.append(_row(policy, owner, reference.object_kind, reference.column, reference.using, None))
+    else:
+        if "REF_ENTITY_NAME" not in arguments or "REF_ENTITY_DOMAIN" not in arguments:
+            raise SqlCompilationError("POLICY_REFERENCES needs REF_ENTITY_NAME and REF_ENTITY_DOMAIN, or POLICY_NAME.")
+        object_id, kind, owner = _entity(tables, arguments["REF_ENTITY_NAME"], arguments["REF_ENTITY_DOMAIN"])
+        columns = _columns(tables, kind, object_id)
+        found = protection(catalog, object_id, column_types(columns))
+        names = {name.upper(): name for name, _ in columns}
+        if found.row_filter is not None:
+            rows.append(_row(found.row_filter.policy, owner, kind, OBJECT_LEVEL, found.row_filter.columns, None))
+        for column, mask in sorted(found.masks.items()):
+            rows.append(_row(mask.policy, owner, kind, names.get(column, column), mask.using, mask.tag))
+    return tables.bind_frame(tables.spark.createDataFrame(rows, POLICY_REFERENCES_SCHEMA), None)
+
+
+def _row(
+    policy: PolicyEntry,
+    owner: QualifiedName,
+    kind: str,
+    column: str,
+    using: tuple[str, ...],
+    tag: PolicyEntry | None,
+) -> tuple[object, ...]:
+    read = using if column == OBJECT_LEVEL else using[1:]
+    return (
+        policy.database,
+        policy.schema,
+        policy.name,
+        policy.kind.value.replace(" ", "_"),
+        owner.database,
+        owner.schema,
+        owner.name,
+        kind,
+        column or None,
+        "[" + ",".join(f'"{c}"' for c in read) + "]" if read else None,
+        tag.database if tag else None,
+        tag.schema if tag else None,
+        tag.name if tag else None,
+        "ACTIVE",
+    )
+
+
+def _columns(tables: Tables, kind: str, object_id: str) -> list[tuple[str, str]]:
+    catalog = tables.catalog
+    if kind == "TABLE":
+        entry = catalog.table_by_id(object_id)
+        assert entry is not None
+        fields = tables.log(entry).schema().fields
+    else:
+        view = catalog.view_by_id(object_id)
+        assert view is not None
+        reference = exp.table_(view.name, db=view.schema, catalog=view.database, quoted=True)
+        fields = tables.spark.sql(spark_sql(exp.select("*").from_(reference).limit(0), tables)).schema.fields
+    return [(field.name, field.dataType.simpleString()) for field in fields]
+
+
+def tag_references(tables: Tables, call: exp.Anonymous) -> exp.Expression:
+    """``TAG_REFERENCES('t', 'table')``: the tags set on a table or view (``'t.c', 'column'``: on a column)."""
+    arguments = _arguments(call, ("OBJECT_NAME", "OBJECT_DOMAIN"))
+    if len(arguments) != 2:
+        raise SqlCompilationError("TAG_REFERENCES takes an object's name and its domain: TAG_REFERENCES('t', 'table').")
+    name, domain = arguments["OBJECT_NAME"], arguments["OBJECT_DOMAIN"].upper()
+    column: str | None = None
+    if domain == "COLUMN":
+        name, _, column = name.rpartition(".")
+    object_id, kind, owner = _entity(tables, name, "TABLE" if domain == "COLUMN" else domain)
+    catalog = tables.catalog
+    rows: list[tuple[object, ...]] = []
+    for reference in catalog.tag_references(object_id):
+        if column is not None and reference.column.upper() != column.upper():
+            continue
+        tag = catalog.policy_by_id(reference.tag_id)
+        if tag is None:
+            continue
+        level = "COLUMN" if reference.column else kind
+        rows.append(
+            (tag.database, tag.schema, tag.name, reference.value, level, owner.database, owner.schema, owner.name,
+             "COLUMN" if reference.column else kind, reference.column or None)
+        )
+    return tables.bind_frame(tables.spark.createDataFrame(rows, TAG_REFERENCES_SCHEMA), None)
+
+
+TABLE_FUNCTIONS = {"POLICY_REFERENCES": policy_references, "TAG_REFERENCES": tag_references}

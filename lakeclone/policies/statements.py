@@ -1,0 +1,449 @@
+"""CREATE, DROP, ALTER, SHOW and DESCRIBE of masking policies, row access policies and tags, and attaching them.
+
+Privileges are Snowflake's, checked by the access guard before anything
+changes: CREATE MASKING POLICY (ROW ACCESS POLICY, TAG) on the schema to
+create one; OWNERSHIP of a policy or tag to replace, alter or drop it; to
+attach one to a table or view, OWNERSHIP of the object and APPLY on the
+policy or tag (its owner holds it), or the account-level APPLY MASKING POLICY
+(APPLY ROW ACCESS POLICY, APPLY TAG) alone.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+
+from lakeclone.access.guard import ACCOUNT_SECURABLE, GUARD, Need, Securable, named_schema, relation
+from lakeclone.access.privileges import Privilege
+from lakeclone.catalog.policies import OBJECT_LEVEL, PolicyEntry, PolicyKind, PolicyReference, TagReference
+from lakeclone.dialect import Lsql
+from lakeclone.dialect.expressions import (
+    AlterColumnPolicy,
+    AlterPolicy,
+    AlterRowAccessPolicy,
+    AlterTags,
+    CreatePolicy,
+    DropPolicy,
+)
+from lakeclone.engine import registry, results
+from lakeclone.engine.show import matches, scope_schemas
+from lakeclone.errors import ObjectExistsError, ObjectNotFoundError, SqlCompilationError
+from lakeclone.policies.model import type_family
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from lakeclone.catalog.entries import SchemaEntry
+    from lakeclone.catalog.names import QualifiedName
+    from lakeclone.engine.executor import Execution
+
+_CREATE = {
+    PolicyKind.MASKING: Privilege.CREATE_MASKING_POLICY,
+    PolicyKind.ROW_ACCESS: Privilege.CREATE_ROW_ACCESS_POLICY,
+    PolicyKind.TAG: Privilege.CREATE_TAG,
+}
+_APPLY_ON_ACCOUNT = {
+    PolicyKind.MASKING: Privilege.APPLY_MASKING_POLICY,
+    PolicyKind.ROW_ACCESS: Privilege.APPLY_ROW_ACCESS_POLICY,
+    PolicyKind.TAG: Privilege.APPLY_TAG,
+}
+_LABELS = {PolicyKind.MASKING: "Masking policy", PolicyKind.ROW_ACCESS: "Row access policy", PolicyKind.TAG: "Tag"}
+
+
+def _require(execution: Execution, *needs: Need) -> None:
+    roles = GUARD.roles(execution.catalog, execution.session.role)
+    for need in needs:
+        GUARD.require(execution.catalog, roles, need)
+
+
+def _schema(execution: Execution, name: QualifiedName) -> SchemaEntry:
+    schema = execution.catalog.schema(name.database, name.schema)
+    if schema is None:
+        raise ObjectNotFoundError(f"{name.database}.{name.schema}", "Schema")
+    return schema
+
+
+def _find(execution: Execution, target: exp.Table, kind: PolicyKind) -> tuple[PolicyEntry | None, Securable | None]:
+    name = execution.tables.name(target)
+    policy = execution.catalog.policy(name.database, name.schema, name.name, kind)
+    securable = relation(execution.tables, target, (kind.value,)) if policy is not None else None
+    return policy, securable
+
+
+def _found(execution: Execution, target: exp.Table, kind: PolicyKind) -> tuple[PolicyEntry, Securable]:
+    policy, securable = _find(execution, target, kind)
+    if policy is None or securable is None:
+        raise ObjectNotFoundError(str(execution.tables.name(target)), _LABELS[kind])
+    return policy, securable
+
+
+def _kind(expression: exp.Expression) -> PolicyKind:
+    return PolicyKind(expression.text("kind"))
+
+
+def _attached(execution: Execution, policy: PolicyEntry) -> bool:
+    catalog = execution.catalog
+    return bool(catalog.references_to_policy(policy.id) or catalog.tags_with_policy(policy.id))
+
+
+@registry.statement(CreatePolicy)
+def create_policy(execution: Execution) -> DataFrame:
+    expression = execution.expression
+    kind = _kind(expression)
+    catalog = execution.catalog
+    name = execution.tables.name(expression.this)
+    schema = _schema(execution, name)
+    securable = named_schema(catalog, name.database, name.schema)
+    assert securable is not None
+    _require(execution, Need(securable, (Privilege.USAGE,)), Need(securable, (_CREATE[kind],)))
+    existing, existing_securable = _find(execution, expression.this, kind)
+    if existing is not None:
+        if expression.args.get("exists"):
+            return results.status(execution.spark, f"{name.name} already exists, statement succeeded.")
+        if not expression.args.get("replace"):
+            raise ObjectExistsError(name.name)
+        assert existing_securable is not None
+        _require(execution, Need(existing_securable, (Privilege.OWNERSHIP,)))
+        if kind is not PolicyKind.TAG and _attached(execution, existing):
+            raise SqlCompilationError(
+                f"Policy {name.name} cannot be dropped/replaced as it is associated with one or more entities."
+            )
+    arguments, returns, body = _definition(expression, kind)
+    allowed = expression.args.get("allowed_values")
+    comment = expression.args.get("comment")
+    with catalog.transaction():
+        if existing is not None:
+            catalog.drop_policy(existing)
+        created = catalog.create_policy(
+            schema,
+            name.name,
+            kind,
+            signature=arguments,
+            return_type=returns,
+            body=body,
+            allowed_values=[value.name for value in allowed] if allowed else None,
+            comment=comment.name if comment is not None else None,
+            now=execution.now(),
+        )
+        catalog.set_owner(kind.value, created.id, execution.session.role)
+    return results.status(execution.spark, f"{_LABELS[kind]} {name.name} successfully created.")
+
+
+def _definition(expression: exp.Expression, kind: PolicyKind) -> tuple[list[tuple[str, str]], str | None, str | None]:
+    """A policy's arguments (name, type), return type and body text, as stored; nothing for a tag."""
+    if kind is PolicyKind.TAG:
+        return [], None, None
+    arguments = [(column.name, column.args["kind"].sql(dialect=Lsql)) for column in expression.expressions]
+    if not arguments:
+        raise SqlCompilationError("A policy takes at least one argument.")
+    if len({name.upper() for name, _ in arguments}) != len(arguments):
+        raise SqlCompilationError("A policy's arguments must have distinct names.")
+    returns = expression.args["returns"].sql(dialect=Lsql)
+    if kind is PolicyKind.ROW_ACCESS and type_family(returns) != "boolean":
+        raise SqlCompilationError("A row access policy must return BOOLEAN.")
+    if kind is PolicyKind.MASKING and type_family(returns) != type_family(arguments[0][1]):
+        raise SqlCompilationError(
+            f"The return type {returns} of masking policy must match the type {arguments[0][1]} of its first argument."
+        )
+    return arguments, returns, expression.args["body"].sql(dialect=Lsql)
+
+
+@registry.statement(DropPolicy)
+def drop_policy(execution: Execution) -> DataFrame:
+    expression = execution.expression
+    kind = _kind(expression)
+    policy, securable = _find(execution, expression.this, kind)
+    name = execution.tables.name(expression.this)
+    if policy is None or securable is None:
+        if expression.args.get("exists"):
+            return results.status(execution.spark, f"Drop statement executed successfully ({name.name} already dropped).")
+        raise ObjectNotFoundError(str(name), _LABELS[kind])
+    _require(execution, Need(securable, (Privilege.OWNERSHIP,)))
+    if kind is not PolicyKind.TAG and _attached(execution, policy):
+        raise SqlCompilationError(
+            f"Policy {policy.name} cannot be dropped/replaced as it is associated with one or more entities."
+        )
+    with execution.catalog.transaction():
+        execution.catalog.drop_policy(policy)
+    return results.status(execution.spark, f"{policy.name} successfully dropped.")
+
+
+@registry.statement(AlterPolicy)
+def alter_policy(execution: Execution) -> DataFrame:
+    expression = execution.expression
+    kind = _kind(expression)
+    policy, securable = _find(execution, expression.this, kind)
+    if policy is None or securable is None:
+        if expression.args.get("exists"):
+            return results.status(execution.spark, "Statement executed successfully.")
+        raise ObjectNotFoundError(str(execution.tables.name(expression.this)), _LABELS[kind])
+    _require(execution, Need(securable, (Privilege.OWNERSHIP,)))
+    catalog = execution.catalog
+    policies = expression.args.get("policies")
+    if policies:
+        masking = [_found(execution, target, PolicyKind.MASKING) for target in policies]
+        if not expression.args.get("unset"):
+            _require_tag_policies_fit(execution, policy, [found for found, _ in masking])
+            roles = GUARD.roles(catalog, execution.session.role)
+            if not GUARD.holds(catalog, roles, ACCOUNT_SECURABLE, Privilege.APPLY_MASKING_POLICY):
+                _require(execution, *(Need(s, (Privilege.APPLY,)) for _, s in masking))
+        with catalog.transaction():
+            for found, _ in masking:
+                if expression.args.get("unset"):
+                    catalog.unset_tag_policy(policy.id, found.id)
+                else:
+                    catalog.set_tag_policy(policy.id, found.id)
+    elif expression.args.get("body") is not None:
+        with catalog.transaction():
+            catalog.set_policy_body(policy, expression.args["body"].sql(dialect=Lsql))
+    else:
+        comment = expression.args.get("comment")
+        with catalog.transaction():
+            catalog.set_policy_comment(policy, comment.name if comment is not None else None)
+    return results.status(execution.spark, "Statement executed successfully.")
+
+
+def _require_tag_policies_fit(execution: Execution, tag: PolicyEntry, adding: list[PolicyEntry]) -> None:
+    """A tag carries at most one masking policy per data type (Snowflake's rule)."""
+    catalog = execution.catalog
+    families: dict[str, str] = {}
+    for policy_id in catalog.tag_policies(tag.id):
+        present = catalog.policy_by_id(policy_id)
+        if present is not None and present.signature:
+            families[type_family(present.signature[0][1])] = present.name
+    for policy in adding:
+        family = type_family(policy.signature[0][1])
+        if families.get(family, policy.name) != policy.name:
+            raise SqlCompilationError(
+                f"Tag {tag.name} already has a masking policy for data type {policy.signature[0][1]}: "
+                f"{families[family]}. A tag can have only one masking policy per data type."
+            )
+        families[family] = policy.name
+
+
+# Attaching policies and tags to tables and views ------------------------------------------
+
+
+def _object(execution: Execution, expression: exp.Expression) -> tuple[Securable, list[tuple[str, str]]]:
+    """The table or view an ALTER names, and its columns (name, Spark type)."""
+    kind = expression.text("kind")
+    securable = relation(execution.tables, expression.this, (kind,))
+    if securable is None:
+        raise ObjectNotFoundError(str(execution.tables.name(expression.this)), kind.capitalize())
+    return securable, _columns_of(execution, securable)
+
+
+def _columns_of(execution: Execution, securable: Securable) -> list[tuple[str, str]]:
+    catalog = execution.catalog
+    if securable.kind == "TABLE":
+        entry = catalog.table_by_id(securable.id)
+        assert entry is not None
+        schema = execution.delta.table(entry.location).schema()
+    else:
+        from lakeclone.engine.compiler import spark_sql
+
+        view = catalog.view_by_id(securable.id)
+        assert view is not None
+        reference = exp.table_(view.name, db=view.schema, catalog=view.database, quoted=True)
+        schema = execution.spark.sql(spark_sql(exp.select("*").from_(reference).limit(0), execution.tables)).schema
+    return [(field.name, field.dataType.simpleString()) for field in schema.fields]
+
+
+def _column_named(columns: list[tuple[str, str]], identifier: exp.Expression, owner: Securable) -> tuple[str, str]:
+    wanted = identifier.name
+    for name, kind in columns:
+        if name == wanted or (not identifier.args.get("quoted") and name.upper() == wanted.upper()):
+            return name, kind
+    raise SqlCompilationError(f"invalid identifier '{wanted}' in {owner.kind.lower()} {owner.name}")
+
+
+def _require_apply(execution: Execution, owner: Securable, kind: PolicyKind, policies: list[Securable]) -> None:
+    """Attaching needs APPLY <kind> on the account, or OWNERSHIP of the object and APPLY on each policy or tag."""
+    catalog = execution.catalog
+    roles = GUARD.roles(catalog, execution.session.role)
+    if GUARD.holds(catalog, roles, ACCOUNT_SECURABLE, _APPLY_ON_ACCOUNT[kind]):
+        GUARD.require(catalog, roles, Need(owner, ()))
+        return
+    _require(execution, Need(owner, (Privilege.OWNERSHIP,)), *(Need(p, (Privilege.APPLY,)) for p in policies))
+
+
+@registry.statement(AlterColumnPolicy)
+def alter_column_policy(execution: Execution) -> DataFrame:
+    """``ALTER TABLE|VIEW t MODIFY COLUMN c SET MASKING POLICY p [USING (c, cond…)] [FORCE]`` or ``UNSET``."""
+    expression = execution.expression
+    owner, columns = _object(execution, expression)
+    column, column_type = _column_named(columns, expression.args["column"], owner)
+    catalog = execution.catalog
+    present = [r for r in catalog.policy_references(owner.id) if r.column == column]
+    if expression.args.get("unset"):
+        _require_apply(execution, owner, PolicyKind.MASKING, [])
+        with catalog.transaction():
+            for reference in present:
+                catalog.detach_policy(reference)
+        return results.status(execution.spark, "Statement executed successfully.")
+    policy, securable = _found(execution, expression.args["policy"], PolicyKind.MASKING)
+    _require_apply(execution, owner, PolicyKind.MASKING, [securable])
+    using = [_column_named(columns, c, owner) for c in expression.args.get("using") or []] or [(column, column_type)]
+    if using[0][0] != column:
+        raise SqlCompilationError(
+            f"The first column of USING must be the column the policy masks, {column}, not {using[0][0]}."
+        )
+    if len(using) != len(policy.signature):
+        raise SqlCompilationError(
+            f"Masking policy {policy.name} takes {len(policy.signature)} arguments; "
+            f"{len(using)} column{'s' if len(using) != 1 else ''} given."
+        )
+    for (argument, declared), (name, actual) in zip(policy.signature, using, strict=True):
+        if type_family(declared) != type_family(actual):
+            raise SqlCompilationError(
+                f"Policy type mismatch: argument {argument} of masking policy {policy.name} is {declared}, "
+                f"but column {name} is {actual.upper()}."
+            )
+    if present and not expression.args.get("force"):
+        raise SqlCompilationError(
+            "Specified column already attached to another masking policy. A column cannot be attached to multiple "
+            "masking policies. Please drop the current association in order to attach a new masking policy."
+        )
+    with catalog.transaction():
+        for reference in present:
+            catalog.detach_policy(reference)
+        catalog.attach_policy(PolicyReference(policy.id, owner.kind, owner.id, column, tuple(n for n, _ in using)))
+    return results.status(execution.spark, "Statement executed successfully.")
+
+
+@registry.statement(AlterRowAccessPolicy)
+def alter_row_access_policy(execution: Execution) -> DataFrame:
+    """``ALTER TABLE|VIEW t ADD ROW ACCESS POLICY r ON (col…)`` or ``DROP ROW ACCESS POLICY r``."""
+    expression = execution.expression
+    owner, columns = _object(execution, expression)
+    policy, securable = _found(execution, expression.args["policy"], PolicyKind.ROW_ACCESS)
+    _require_apply(execution, owner, PolicyKind.ROW_ACCESS, [securable])
+    catalog = execution.catalog
+    present = [r for r in catalog.policy_references(owner.id) if r.column == OBJECT_LEVEL]
+    if expression.args.get("drop"):
+        attached = [r for r in present if r.policy_id == policy.id]
+        if not attached:
+            raise SqlCompilationError(f"Row access policy {policy.name} is not attached to {owner.name}.")
+        with catalog.transaction():
+            catalog.detach_policy(attached[0])
+        return results.status(execution.spark, "Statement executed successfully.")
+    if present:
+        current = catalog.policy_by_id(present[0].policy_id)
+        raise SqlCompilationError(
+            f"Object {owner.name} already has a row access policy: {current.name if current else present[0].policy_id}. "
+            "Only one row access policy can be attached to an object."
+        )
+    on = [_column_named(columns, c, owner) for c in expression.expressions]
+    if len(on) != len(policy.signature):
+        raise SqlCompilationError(
+            f"Row access policy {policy.name} takes {len(policy.signature)} arguments; {len(on)} columns given."
+        )
+    for (argument, declared), (name, actual) in zip(policy.signature, on, strict=True):
+        if type_family(declared) != type_family(actual):
+            raise SqlCompilationError(
+                f"Policy type mismatch: argument {argument} of row access policy {policy.name} is {declared}, "
+                f"but column {name} is {actual.upper()}."
+            )
+    with catalog.transaction():
+        catalog.attach_policy(PolicyReference(policy.id, owner.kind, owner.id, OBJECT_LEVEL, tuple(n for n, _ in on)))
+    return results.status(execution.spark, "Statement executed successfully.")
+
+
+@registry.statement(AlterTags)
+def alter_tags(execution: Execution) -> DataFrame:
+    """``ALTER TABLE|VIEW t [MODIFY COLUMN c] SET TAG tag = 'v', …`` or ``UNSET TAG tag, …``."""
+    expression = execution.expression
+    owner, columns = _object(execution, expression)
+    column_identifier = expression.args.get("column")
+    column = _column_named(columns, column_identifier, owner)[0] if column_identifier is not None else OBJECT_LEVEL
+    unset = bool(expression.args.get("unset"))
+    settings: list[tuple[PolicyEntry, Securable, str]] = []
+    for item in expression.expressions:
+        target, value = (item, None) if unset else (item.this, item.expression.name)
+        tag, securable = _found(execution, target, PolicyKind.TAG)
+        if value is not None and tag.allowed_values is not None and value not in tag.allowed_values:
+            raise SqlCompilationError(
+                f"Tag {tag.name} has allowed values {', '.join(repr(v) for v in tag.allowed_values)}; '{value}' is not one."
+            )
+        settings.append((tag, securable, value or ""))
+    _require_apply(execution, owner, PolicyKind.TAG, [securable for _, securable, _ in settings])
+    catalog = execution.catalog
+    with catalog.transaction():
+        for tag, _, value in settings:
+            if unset:
+                catalog.unset_tag(tag.id, owner.id, column)
+            else:
+                catalog.set_tag(TagReference(tag.id, owner.kind, owner.id, column, value))
+    return results.status(execution.spark, "Statement executed successfully.")
+
+
+# SHOW and DESCRIBE ------------------------------------------------------------------------
+
+POLICIES_SCHEMA = (
+    "created_on TIMESTAMP, name STRING, database_name STRING, schema_name STRING, kind STRING, owner STRING, "
+    "comment STRING"
+)
+TAGS_SCHEMA = (
+    "created_on TIMESTAMP, name STRING, database_name STRING, schema_name STRING, owner STRING, comment STRING, "
+    "allowed_values STRING"
+)
+
+
+def _show(kind: PolicyKind) -> registry.ShowHandler:
+    def show(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
+        catalog = execution.catalog
+        roles = GUARD.roles(catalog, execution.session.role)
+        data: list[tuple[object, ...]] = []
+        for schema in scope_schemas(execution):
+            for policy in catalog.policies(schema, kind):
+                securable = Securable(kind.value, policy.id, policy.qualified)
+                if not matches(like, policy.name) or not GUARD.sees(catalog, roles, securable):
+                    continue
+                owner = catalog.owner(kind.value, policy.id)
+                if kind is PolicyKind.TAG:
+                    allowed = policy.allowed_values
+                    data.append(
+                        (policy.created_at, policy.name, policy.database, policy.schema, owner, policy.comment or "",
+                         None if allowed is None else "[" + ",".join(f'"{v}"' for v in allowed) + "]")
+                    )
+                else:
+                    data.append(
+                        (policy.created_at, policy.name, policy.database, policy.schema,
+                         kind.value.replace(" ", "_"), owner, policy.comment or "")
+                    )
+        return results.rows(execution.spark, TAGS_SCHEMA if kind is PolicyKind.TAG else POLICIES_SCHEMA, data)
+
+    return show
+
+
+def _describe(kind: PolicyKind) -> registry.Handler:
+    def describe(execution: Execution) -> DataFrame:
+        policy, securable = _found(execution, execution.expression.this, kind)
+        catalog = execution.catalog
+        if not GUARD.sees(catalog, GUARD.roles(catalog, execution.session.role), securable):
+            raise ObjectNotFoundError(policy.qualified, _LABELS[kind])
+        if kind is PolicyKind.TAG:
+            allowed = None if policy.allowed_values is None else ", ".join(policy.allowed_values)
+            return results.rows(
+                execution.spark,
+                "created_on TIMESTAMP, name STRING, database_name STRING, schema_name STRING, allowed_values STRING, "
+                "comment STRING",
+                [(policy.created_at, policy.name, policy.database, policy.schema, allowed, policy.comment)],
+            )
+        signature = "(" + ", ".join(f"{name} {kind_}" for name, kind_ in policy.signature) + ")"
+        return results.rows(
+            execution.spark,
+            "created_on TIMESTAMP, name STRING, signature STRING, return_type STRING, body STRING",
+            [(policy.created_at, policy.name, signature, policy.return_type, policy.body)],
+        )
+
+    return describe
+
+
+registry.SHOWS["MASKING POLICIES"] = _show(PolicyKind.MASKING)
+registry.SHOWS["ROW ACCESS POLICIES"] = _show(PolicyKind.ROW_ACCESS)
+registry.SHOWS["TAGS"] = _show(PolicyKind.TAG)
+for _kind_ in PolicyKind:
+    registry.DESCRIBERS[_kind_.value] = _describe(_kind_)
