@@ -278,6 +278,26 @@ def test_streams_and_changes(admin: lakeclone.Lake) -> None:
     assert changes == [(5, "***MASKED***")]
 
 
+def test_a_stream_on_a_view_of_a_protected_table_is_refused_not_read_raw(admin: lakeclone.Lake) -> None:
+    admin.sql("CREATE VIEW eu_people AS SELECT id, email, region FROM people WHERE region = 'EU'")
+    admin.sql("CREATE STREAM eu_changes ON VIEW eu_people")
+    admin.sql("INSERT INTO people VALUES (4, 'dan', 'dan@x.com', 'EU')")
+    assert rows(admin, "SELECT id, email FROM eu_changes") == [(4, "dan@x.com")]  # no policy yet: read as it is
+    admin.sql("ALTER TABLE people MODIFY COLUMN email SET MASKING POLICY mask_email")
+    analyst = connect_as(
+        admin, "ANALYST_EU", "USAGE ON DATABASE LAKE", "USAGE ON SCHEMA LAKE.PUBLIC", "SELECT ON VIEW eu_people",
+        "SELECT ON STREAM eu_changes",
+    )
+    with pytest.raises(SqlCompilationError, match=r"whose table LAKE\.PUBLIC\.PEOPLE has masking or row access policies"):
+        analyst.sql("SELECT id, email FROM eu_changes").collect()
+    with pytest.raises(SqlCompilationError, match="does not apply a view's table policies to a stream on the view"):
+        admin.sql("CREATE TABLE sink AS SELECT * FROM eu_changes")  # the administrator too: policies bind everyone
+    assert admin.sql("SHOW TABLES LIKE 'SINK'").collect() == []
+    assert rows(analyst, "SELECT id, email FROM eu_people") == [  # the view itself applies them
+        (1, "***MASKED***"), (3, "***MASKED***"), (4, "***MASKED***"),
+    ]
+
+
 def test_insert_select_ctas_and_merge_read_through_policies(admin: lakeclone.Lake) -> None:
     protect(admin)
     writer = connect_as(
