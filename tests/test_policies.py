@@ -339,6 +339,21 @@ def test_update_and_delete_touch_only_the_rows_the_row_policy_shows(admin: lakec
     assert rows(admin, "SELECT id FROM people") == [(2,)]
 
 
+def test_a_merge_matches_only_the_target_rows_the_row_policy_shows(admin: lakeclone.Lake) -> None:
+    protect(admin)
+    writer = connect_as(
+        admin, "ANALYST_EU", "USAGE ON DATABASE LAKE", "USAGE ON SCHEMA LAKE.PUBLIC",
+        "SELECT, INSERT, UPDATE, DELETE ON TABLE people",
+    )
+    source = "(SELECT 1 AS id, 'x' AS name UNION ALL SELECT 2, 'y' UNION ALL SELECT 3, 'z')"
+    merged = writer.sql(
+        f"MERGE INTO people p USING {source} s ON p.id = s.id "
+        "WHEN MATCHED AND s.id = 3 THEN DELETE WHEN MATCHED THEN UPDATE SET name = s.name"
+    ).collect()
+    assert [tuple(r) for r in merged] == [(0, 1, 1)]  # bob (US) is hidden from ANALYST_EU: not matched, untouched
+    assert rows(admin, "SELECT id, name FROM people") == [(1, "x"), (2, "bob")]
+
+
 def test_row_policy_without_subquery_narrows_dml_inline(admin: lakeclone.Lake) -> None:
     admin.sql("CREATE ROW ACCESS POLICY eu_only AS (r STRING) RETURNS BOOLEAN -> r = 'EU' OR IS_ROLE_IN_SESSION('HR')")
     admin.sql("ALTER TABLE people ADD ROW ACCESS POLICY eu_only ON (region)")

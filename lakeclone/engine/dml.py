@@ -78,7 +78,7 @@ def _condition(node: exp.Expression | None, execution: Execution) -> str | None:
 
 
 def _narrowed(execution: Execution, target: Target, where: exp.Expression | None) -> exp.Expression | None:
-    """An UPDATE's or DELETE's condition, narrowed to the target rows a feature lets the role touch (row access)."""
+    """An UPDATE's or DELETE's condition (or a MERGE's ON), narrowed to the target rows a feature lets the role touch."""
     condition = where.this if isinstance(where, exp.Where) else where
     for narrow in registry.TARGET_FILTERS:
         extra = narrow(execution.tables, target.entry, target.version, target.alias)
@@ -202,12 +202,15 @@ def merge(execution: Execution) -> DataFrame:
     assert isinstance(expression, exp.Merge)
     target = _target(execution, expression.this)
     source_sql, source_alias = _source(expression.args["using"], execution)
+    # Target rows a feature hides from the role (row access) match no source row, as if absent.
+    on = _narrowed(execution, target, expression.args["on"])
+    assert on is not None  # a MERGE always has its ON
     statement = statements.Merge(
         target.entry.location,
         target.alias,
         source_sql,
         source_alias,
-        _sql(expression.args["on"], execution),
+        _sql(on, execution),
         tuple(_merge_clauses(expression, target, execution)),
     )
     if registry.SLOTS.merge_defaults is not None:
