@@ -178,6 +178,9 @@ def test_an_unknown_schema_raises_one_line(lake: lakeclone.Lake) -> None:
 
 @pytest.fixture(autouse=True)
 def _no_leftover_providers() -> Iterator[None]:
+    from lakeclone import features
+
+    features.load()  # the features' own providers register when a Lake first loads them, not inside a test
     before = list(registry.COLUMN_PROTECTIONS)
     yield
     assert before == registry.COLUMN_PROTECTIONS
