@@ -34,10 +34,9 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from lakeclone.engine import registry
-from lakeclone.errors import LakecloneError
 from lakeclone.widgets import _style
-from lakeclone.widgets._live import LiveWidget, WidgetError, one_line, sql_name
-from lakeclone.widgets.streams import current_schema
+from lakeclone.widgets._live import LiveWidget, sql_name
+from lakeclone.widgets.streams import current_schema, schema_to_show
 
 if TYPE_CHECKING:
     from lakeclone.lake import Lake
@@ -404,13 +403,7 @@ class GrantsWidget(LiveWidget[GrantsData]):
 
     def __init__(self, lake: Lake, schema: str | None = None, *, inherited: bool = False) -> None:
         self._inherited = inherited
-        if schema is None:
-            try:
-                schema = sql_name(current_schema(lake))
-            except LakecloneError as error:
-                message = f"Cannot show the {self.kind}: {one_line(error)}"
-                raise WidgetError(message) from None
-        super().__init__(lake, schema)
+        super().__init__(lake, schema_to_show(lake, schema, self.kind))
 
     @property
     def schema(self) -> str:

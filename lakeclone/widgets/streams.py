@@ -212,6 +212,20 @@ def current_schema(lake: Lake) -> str:
     return f"{database}.{schema}"
 
 
+def schema_to_show(lake: Lake, schema: str | None, kind: str) -> str:
+    """The schema a schema widget shows: ``schema``, else the Lake's current one.
+
+    Raises:
+        WidgetError: no schema is named and the session has none, saying which widget cannot be shown.
+    """
+    if schema is not None:
+        return schema
+    try:
+        return sql_name(current_schema(lake))
+    except LakecloneError as error:
+        raise WidgetError(f"Cannot show the {kind}: {one_line(error)}") from None
+
+
 @dataclasses.dataclass(frozen=True)
 class StreamsData:
     """A schema's streams, read at one moment.
@@ -479,13 +493,7 @@ class StreamsWidget(LiveWidget[StreamsData]):
     refresh_tooltip = "Read the schema's streams again"
 
     def __init__(self, lake: Lake, schema: str | None = None) -> None:
-        if schema is None:
-            try:
-                schema = sql_name(current_schema(lake))
-            except LakecloneError as error:
-                message = f"Cannot show the {self.kind}: {one_line(error)}"
-                raise WidgetError(message) from None
-        super().__init__(lake, schema)
+        super().__init__(lake, schema_to_show(lake, schema, self.kind))
 
     @property
     def schema(self) -> str:
