@@ -11,12 +11,14 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
+import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql.types import DataType, StructType
 
 
@@ -290,13 +292,61 @@ class UnsupportedColumnType(Exception):
     """A column type channels do not load (GEOGRAPHY, GEOMETRY, maps, structs)."""
 
 
+# The Python types each column type's conversion returns unchanged. A batch whose
+# values are all of these skips the per-value conversion: pyarrow takes them as
+# they are and refuses what does not fit (an int beyond the column's width, a
+# decimal that would need rounding), which sends the batch the row-by-row way.
+# Not here: wall-clock timestamps (an aware datetime loses its offset, where
+# pyarrow would shift it to UTC) and VARIANT (a string is checked as JSON).
+def _unchanged_types(data_type: DataType) -> frozenset[type]:
+    from pyspark.sql import types as T
+
+    integral = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
+    if isinstance(data_type, T.StringType):
+        return frozenset({str})
+    if isinstance(data_type, T.BooleanType):
+        return frozenset({bool})
+    if isinstance(data_type, integral):
+        return frozenset({int})
+    if isinstance(data_type, (T.DoubleType, T.FloatType)):
+        return frozenset({float})
+    if isinstance(data_type, T.DecimalType):
+        return frozenset({decimal.Decimal})
+    if isinstance(data_type, T.DateType):
+        return frozenset({dt.date})
+    if isinstance(data_type, T.TimestampType):
+        return frozenset({dt.datetime})  # naive ones are UTC, aware ones are shifted to UTC: as _to_timestamp does
+    if isinstance(data_type, T.BinaryType):
+        return frozenset({bytes})
+    return frozenset()
+
+
+@dataclass(frozen=True)
+class ConvertedRows:
+    """A batch converted: its rows without errors, as an Arrow table of the table's columns, and every error.
+
+    Attributes:
+        table: the rows that converted, in their order (VARIANT values as JSON text).
+        errors: each error, by row then column.
+    """
+
+    table: pa.Table
+    errors: tuple[InsertError, ...]
+
+
 @dataclass(frozen=True)
 class RowConverter:
-    """Converts rows (dicts by column name, matched case-insensitively) to tuples in the table's column order."""
+    """Converts rows (dicts by column name, matched case-insensitively) to an Arrow table of the table's columns.
+
+    A batch of dicts with the same keys, none of them failing, is converted
+    column by column; any other batch row by row, which names each error.
+    """
 
     names: tuple[str, ...]
     nullable: tuple[bool, ...]
     converters: tuple[Callable[[Any], Any], ...]
+    unchanged: tuple[frozenset[type], ...]
+    arrow_schema: pa.Schema
 
     @classmethod
     def for_schema(cls, schema: StructType) -> RowConverter:
@@ -304,9 +354,67 @@ class RowConverter:
             tuple(f.name for f in schema.fields),
             tuple(f.nullable for f in schema.fields),
             tuple(converter(f.dataType) for f in schema.fields),
+            tuple(_unchanged_types(f.dataType) for f in schema.fields),
+            _arrow_schema(schema),
         )
 
-    def convert(
+    def convert(self, rows: Sequence[Any], token: str | None) -> ConvertedRows:
+        """The rows that convert as one Arrow table, and every error of the others (``token`` goes in each error)."""
+        columns = self._columns(rows)
+        if columns is not None:
+            try:
+                return ConvertedRows(self._table(columns, len(rows)), ())
+            except (ValueError, TypeError, ArithmeticError):
+                pass  # a value pyarrow refused (out of its column's range): the row-by-row way names it
+        converted, errors = self.convert_rows(rows, token)
+        good = [values for values, found in zip(converted, errors, strict=True) if not found]
+        columns = [list(column) for column in zip(*good, strict=True)] if good else [[] for _ in self.names]
+        return ConvertedRows(self._table(columns, len(good)), tuple(e for found in errors for e in found))
+
+    def _columns(self, rows: Sequence[Any]) -> list[list[Any] | None] | None:
+        """Each column's converted values (None: a column no row names), or None when the batch must go row by row.
+
+        Only for a batch of dicts that all have the first one's keys, each
+        naming a column, with no value failing and no NULL in a NOT NULL column.
+        """
+        if not rows or not isinstance(rows[0], dict):
+            return None
+        keys = rows[0].keys()
+        positions = {name.upper(): index for index, name in enumerate(self.names)}
+        by_key = {key: positions.get(str(key).upper()) for key in keys}
+        if None in by_key.values() or len(set(by_key.values())) != len(by_key):
+            return None
+        try:  # map rather than a generator: this runs once per row
+            if not all(map(keys.__eq__, map(dict.keys, rows))):
+                return None
+        except TypeError:  # a row that is not a dict
+            return None
+        columns: list[list[Any] | None] = [None] * len(self.names)
+        for key, position in by_key.items():
+            assert position is not None
+            values = list(map(operator.itemgetter(key), rows))
+            if not set(map(type, values)) - {type(None)} <= self.unchanged[position]:
+                convert = self.converters[position]
+                try:
+                    values = [None if value is None else convert(value) for value in values]
+                except (ValueError, ArithmeticError, TypeError):  # ConversionError is a ValueError
+                    return None
+            columns[position] = values
+        for position, column in enumerate(columns):
+            if not self.nullable[position] and (column is None or None in column):
+                return None
+        return columns
+
+    def _table(self, columns: Sequence[list[Any] | None], rows: int) -> pa.Table:
+        import pyarrow as pa
+
+        arrays = [
+            pa.nulls(rows, field.type) if values is None else pa.array(values, type=field.type)
+            for values, field in zip(columns, self.arrow_schema, strict=True)
+        ]
+        return pa.Table.from_arrays(arrays, schema=self.arrow_schema)
+
+    def convert_rows(
         self, rows: Sequence[Any], token: str | None
     ) -> tuple[list[tuple[Any, ...]], list[list[InsertError]]]:
         """Each row converted (or None where it has errors), and each row's errors."""
@@ -344,3 +452,19 @@ class RowConverter:
             converted.append(tuple(values))
             errors.append(found)
         return converted, errors
+
+
+def staging_schema(schema: StructType) -> StructType:
+    """The schema rows reach Spark in: VARIANT columns as JSON text, which Spark's ``parse_json`` makes variants."""
+    from pyspark.sql.types import StringType, StructField, StructType, VariantType
+
+    return StructType(
+        [StructField(f.name, StringType(), True) if isinstance(f.dataType, VariantType) else f for f in schema.fields]
+    )
+
+
+def _arrow_schema(schema: StructType) -> pa.Schema:
+    """The staging schema's Arrow types (timestamps in microseconds, as Spark keeps them)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(staging_schema(schema), timezone="UTC")

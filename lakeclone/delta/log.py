@@ -202,6 +202,11 @@ class TableLog:
             cached.commits.extend(self._commits_from(start, latest))
         return list(cached.commits)
 
+    def commits_after(self, version: int) -> list[Commit]:
+        """The commits after ``version``, oldest first, read without the rest of the history."""
+        latest = self.version()
+        return self._commits_from(version + 1, latest) if latest > version else []
+
     def _commits_from(self, start: int, end: int) -> list[Commit]:
         commits = []
         changes = self._log().getChanges(start, self._jvm.none(), False)
