@@ -31,6 +31,7 @@ def test_channels_benchmark_runs(bench_channels, spark: SparkSession, tmp_path: 
     output = tmp_path / "channels.json"
     argv = [
         "--rows", "600", "--batch-rows", "200", "--repeat", "1", "--warmup", "0",
+        "--stream-rows", "400", "--stream-batch-rows", "100", "--sustain-seconds", "0.01",
         "--latency-seconds", "2.5", "--latency-interval", "0.05", "--period-seconds", "1.5",
         "--ingest-minutes", "1", "--ingest-lag", "10", "--ingest-batch", "20", "--min-files", "3",
         "--output", str(output),
@@ -46,6 +47,10 @@ def test_channels_benchmark_runs(bench_channels, spark: SparkSession, tmp_path: 
     assert (throughput["rows_per_run"], throughput["batches"]) == (600, 3)
     assert throughput["rows_per_second_median"] > 0 and throughput["ratio_median"] > 0
     assert throughput["correct"]
+    streamed = throughput["streamed"]
+    assert (streamed["rows_per_run"], streamed["rows"]) == (400, 400 + 1000)  # one run, then 10 sustained batches
+    assert streamed["rows_per_second_median"] > 0 and len(streamed["commits_per_run"]) == 1
+    assert streamed["sustained"]["last_commit_after_last_append_s"] >= 0
 
     latency = figures["latency"]
     assert latency["samples"] >= 10 and latency["correct"]
@@ -61,7 +66,7 @@ def test_channels_benchmark_runs(bench_channels, spark: SparkSession, tmp_path: 
     assert compaction["stream_changes"] == {"INSERT": 121}
     assert compaction["correct"], compaction
 
-    assert len(report["summary"]) == 5
+    assert len(report["summary"]) == 7  # streamed, sustained, flushed, ratio, latency, commits, compaction
     assert all(row[1] != "ERROR" for row in report["summary"])
     assert json.loads(output.read_text())["arguments"]["rows"] == 600
     out = capsys.readouterr().out
