@@ -1,7 +1,8 @@
-"""Small queries the tests share: a table's rows, its folder, its catalog entry."""
+"""Small things the tests share: a table's rows, its folder, its catalog entry, a worker process's environment."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from delta_reader import local_path, sorted_rows
@@ -30,3 +31,14 @@ def catalog_entry(
         return catalog.table(database, schema, name)
     finally:
         catalog.close()
+
+
+def worker_env() -> dict[str, str]:
+    """The environment of a worker process the tests start (and often kill) while it runs its own Spark.
+
+    Unbuffered output, since the parent reads the worker's progress lines.
+    The worker's JVM compiles with the quick C1 compiler alone: it lives
+    seconds, too short for C2 to pay off. On 2 cores, C2's compiler threads
+    slowed each worker's start and first commits by about a third.
+    """
+    return {**os.environ, "PYTHONUNBUFFERED": "1", "JAVA_TOOL_OPTIONS": "-XX:TieredStopAtLevel=1"}

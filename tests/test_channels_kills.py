@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 from delta_reader import kernel_rows
-from lake_helpers import location, rows
+from lake_helpers import location, rows, worker_env
 
 import lakeclone
 
@@ -113,7 +113,7 @@ def _start(script: Path, args: list[str], errors: Path) -> subprocess.Popen[str]
         stderr=errors.open("w"),
         text=True,
         start_new_session=True,  # its own process group: the JVM dies with it
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        env=worker_env(),
     )
 
 
@@ -218,6 +218,7 @@ def test_the_later_of_two_processes_wins_and_the_earlier_rows_never_land(tmp_pat
         stderr=errors.open("w"),
         text=True,
         start_new_session=True,
+        env=worker_env(),
     )
     try:
         assert _line(holder, errors) == "buffered"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from delta_reader import kernel_rows, latest_version, live_files, sorted_rows
-from lake_helpers import location, rows
+from lake_helpers import location, rows, worker_env
 
 import lakeclone
 
@@ -103,7 +103,7 @@ def start(tmp_path: Path, source: str, *args: str) -> subprocess.Popen:
         stdout=subprocess.PIPE,
         stderr=(tmp_path / f"worker_{_started}.err").open("w"),
         text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        env=worker_env(),
     )
     worker.err_path = tmp_path / f"worker_{_started}.err"  # type: ignore[attr-defined]
     return worker

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 from delta_reader import kernel_rows
-from lake_helpers import location, rows
+from lake_helpers import location, rows, worker_env
 
 import lakeclone
 
@@ -77,7 +77,7 @@ def test_random_kills_neither_lose_nor_repeat_a_change(tmp_path: Path, spark) ->
             stderr=errors,
             text=True,
             start_new_session=True,  # its own process group: the JVM dies with it
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env=worker_env(),
         )
         try:
             assert worker.stdout is not None
