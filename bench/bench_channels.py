@@ -186,7 +186,7 @@ def streamed_throughput(client: Any, args: argparse.Namespace) -> dict[str, Any]
     channel, _ = client.open_channel("streamed", table="events")  # max_client_lag: the default, 1 second
     size = args.stream_batch_rows
     batches = [make_rows(b * size, size) for b in range(args.stream_rows // size)]
-    rows = len(batches) * args.stream_batch_rows
+    rows = len(batches) * size
     samples, commits = [], []
     for run in range(args.repeat):
         before = channel.get_channel_status().rows_inserted_count
@@ -198,13 +198,14 @@ def streamed_throughput(client: Any, args: argparse.Namespace) -> dict[str, Any]
             raise RuntimeError("the streamed rows were not committed within 10 minutes")
         samples.append(time.perf_counter() - started)
         commits.append(int(client.executor.delta.table(channel.table.location).version()) - versions)
-        assert channel.get_channel_status().rows_inserted_count - before == rows
+        if channel.get_channel_status().rows_inserted_count - before != rows:
+            raise RuntimeError(f"streamed run {run} did not commit each of its {rows} rows once")
     sustained = _sustained(channel, batches, args)
     channel.close()
     return {
         "sustained": sustained,
         "rows_per_run": rows,
-        "batch_rows": args.stream_batch_rows,
+        "batch_rows": size,
         "samples_s": samples,
         "commits_per_run": commits,
         "rows_per_second_median": rows / statistics.median(samples),
