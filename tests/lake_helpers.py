@@ -41,4 +41,5 @@ def worker_env() -> dict[str, str]:
     seconds, too short for C2 to pay off. On 2 cores, C2's compiler threads
     slowed each worker's start and first commits by about a third.
     """
-    return {**os.environ, "PYTHONUNBUFFERED": "1", "JAVA_TOOL_OPTIONS": "-XX:TieredStopAtLevel=1"}
+    java_options = " ".join(filter(None, (os.environ.get("JAVA_TOOL_OPTIONS"), "-XX:TieredStopAtLevel=1")))
+    return {**os.environ, "PYTHONUNBUFFERED": "1", "JAVA_TOOL_OPTIONS": java_options}
