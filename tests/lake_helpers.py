@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+from pathlib import Path
 from typing import Any
 
 from delta_reader import local_path, sorted_rows
@@ -22,9 +24,7 @@ def location(lake: lakeclone.Lake, name: str) -> str:
     return str(local_path(detail.location)).rstrip("/")
 
 
-def catalog_entry(
-    lake: lakeclone.Lake, name: str, schema: str = "PUBLIC", database: str = "LAKE"
-) -> TableEntry | None:
+def catalog_entry(lake: lakeclone.Lake, name: str, schema: str = "PUBLIC", database: str = "LAKE") -> TableEntry | None:
     """A table's row in the warehouse's catalog, read directly."""
     catalog = Catalog(lake.warehouse / "catalog.sqlite")
     try:
@@ -43,3 +43,11 @@ def worker_env() -> dict[str, str]:
     """
     java_options = " ".join(filter(None, (os.environ.get("JAVA_TOOL_OPTIONS"), "-XX:TieredStopAtLevel=1")))
     return {**os.environ, "PYTHONUNBUFFERED": "1", "JAVA_TOOL_OPTIONS": java_options}
+
+
+def worker_line(worker: subprocess.Popen[str], errors: Path) -> str:
+    """The next line a worker process prints; a worker that ended first fails the test with the end of its stderr."""
+    assert worker.stdout is not None
+    line = worker.stdout.readline().strip()
+    assert line, errors.read_text()[-3000:]
+    return line
