@@ -86,8 +86,9 @@ WORKER = textwrap.dedent(
                 yield rows, f"{name}:{first + len(chunk)}"
 
 
-    def ingest(live):
+    def ingest(pairs):
         # Round robin over the channels until every source is exhausted.
+        live = list(pairs)
         while live:
             for pair in list(live):
                 channel, source = pair
@@ -127,14 +128,14 @@ WORKER = textwrap.dedent(
             channel.flush()  # one commit of its own on each channel before the worker may be killed
         print("committed", flush=True)
         if mode == "final":
-            ingest(list(live))  # ingest() drops each exhausted source from the list it is given
+            ingest(live)
             for channel, _ in live:
                 channel.flush()
                 print("done", channel.name, channel.get_latest_committed_offset_token(), flush=True)
             sys.exit(0)
         consume(lake, 0)
         print("consumed", flush=True)
-        threading.Thread(target=ingest, args=(list(live),), daemon=True).start()
+        threading.Thread(target=ingest, args=(live,), daemon=True).start()
         round = 1
         while True:  # until killed
             consume(lake, round)
