@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
@@ -71,6 +72,23 @@ def retention_check(lake: lakeclone.Lake) -> Iterator[Callable[[bool], None]]:
 def retention_check_off(retention_check: Callable[[bool], None]) -> None:
     """Delta's VACUUM retention check off for one test."""
     retention_check(False)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Order files for the workers (pyproject's ``--no-loadscope-reorder`` keeps this order), longest first.
+
+    First the files that start worker processes (minutes each, whatever their
+    number of tests), then the notebooks, then the rest with the most tests
+    first. Started late, a long file would run alone while the other worker
+    has nothing left. The sort is stable: each file's tests keep their order.
+    """
+    tests_per_file = Counter(item.path for item in items)
+
+    def rank(item: pytest.Item) -> tuple[bool, bool, int]:
+        starts_workers = item.get_closest_marker("worker_processes") is not None
+        return (not starts_workers, item.path.suffix != ".ipynb", -tests_per_file[item.path])
+
+    items.sort(key=rank)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

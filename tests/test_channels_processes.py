@@ -17,7 +17,7 @@ from lake_helpers import rows, worker_env, worker_line
 
 import lakeclone
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.worker_processes]
 
 
 HOLDER = textwrap.dedent(

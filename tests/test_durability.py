@@ -18,7 +18,7 @@ from lake_helpers import location, rows, worker_env
 
 import lakeclone
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.worker_processes]
 
 CRASHED = 137
 

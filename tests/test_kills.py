@@ -42,7 +42,7 @@ from lake_helpers import location, rows, worker_env, worker_line
 
 import lakeclone
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.worker_processes]
 
 KILLS = 20
 RECORDS = 40_000  # per source: more than twenty short lives ingest, so the last worker always has some left

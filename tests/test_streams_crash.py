@@ -13,7 +13,7 @@ from test_durability import CRASHED, CRASHER, DIES_AFTER_THE_COMMIT, start, stde
 
 import lakeclone
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.worker_processes]
 
 
 def test_a_consuming_statement_that_dies_neither_loses_nor_repeats_a_change(tmp_path: Path, spark) -> None:
