@@ -102,6 +102,60 @@ def test_rows_wait_for_max_client_lag_on_the_lakes_clock(lake, client, clock) ->
     assert channel.wait_for_commit(lambda token: token is not None and int(token) >= 1, timeout_seconds=1)
 
 
+def last_job(spark: object) -> int:
+    """The id of the latest Spark job this JVM started (-1: none)."""
+    jobs = spark.sparkContext._jsc.sc().statusStore().jobsList(None)  # type: ignore[attr-defined]
+    return max((jobs.apply(i).jobId() for i in range(jobs.size())), default=-1)
+
+
+def states_computed_since(spark: object, job: int) -> set[int]:
+    """The versions whose state Delta computed in the jobs after ``job`` (Delta names them in the job's description)."""
+    jobs = spark.sparkContext._jsc.sc().statusStore().jobsList(None)  # type: ignore[attr-defined]
+    prefix = "Delta: Compute snapshot for version: "
+    found = set()
+    for data in (jobs.apply(i) for i in range(jobs.size())):
+        description = data.description()
+        if data.jobId() > job and description.isDefined() and description.get().startswith(prefix):
+            found.add(int(description.get()[len(prefix) :]))
+    return found
+
+
+def test_the_flusher_computes_the_state_of_the_next_commit_while_its_rows_gather(lake, client, clock) -> None:
+    log = lake._executor.delta.table(lake._executor.resolve("t").location)  # reads no table state, as DESCRIBE DETAIL would
+    channel, _ = client.open_channel("c1", table="t", max_client_lag="1 second")
+    channel.append_rows([{"id": 0}], offset_token="0")
+    clock.advance(seconds=1)
+    appended = 1
+    while channel.get_channel_status().latest_committed_offset_token is None:  # rows keep coming during the commit
+        channel.append_rows([{"id": appended}], offset_token=str(appended))
+        appended += 1
+        time.sleep(0.01)
+    assert channel.get_channel_status().buffered_row_count > 0
+    version = log.version()
+    deadline = time.monotonic() + 120
+    # Delta's own flag that the snapshot's state is computed (set when its computation ends); only the flusher computes it
+    while not log.snapshot_object()._computedStateTriggered() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert log.snapshot_object()._computedStateTriggered()
+    assert log.version() == version  # before the next flush is due
+    computed = last_job(lake.spark)
+    clock.advance(seconds=1)
+    assert channel.wait_for_commit(str(appended - 1), timeout_seconds=120)
+    assert log.version() == version + 1
+    assert states_computed_since(lake.spark, computed) == set()  # the commit from `version` found its state computed
+    assert read_back(lake, "t") == [(i, None) for i in range(appended)]
+
+
+def test_no_state_is_computed_ahead_for_a_channel_holding_no_rows(lake, client) -> None:
+    channel, _ = client.open_channel("c1", table="t", max_client_lag=LONG_LAG)
+    channel.append_rows([{"id": 1}], offset_token="1")
+    channel.flush()
+    flushed = last_job(lake.spark)
+    time.sleep(1)  # many rounds of the flusher
+    assert states_computed_since(lake.spark, flushed) == set()
+    assert read_back(lake, "t") == [(1, None)]
+
+
 def test_max_client_lag_is_checked(client) -> None:
     with pytest.raises(InvalidParameterError):
         client.open_channel("c1", table="t", max_client_lag="11 minutes")

@@ -121,6 +121,14 @@ class TableLog:
         """Delta's own ``Snapshot`` of ``version`` (the latest when None), for calls that take one."""
         return self._latest() if version is None else self._at(version)
 
+    def compute_state(self) -> None:
+        """Have Delta compute the latest snapshot's state now (its files, txn versions and domain metadata).
+
+        Delta computes it once per snapshot, when something first needs it; a
+        commit needs it for the snapshot it starts from, and finds it done.
+        """
+        self._latest().setTransactions()
+
     def exists(self) -> bool:
         """Whether a Delta table lives at the location (it has a committed version)."""
         return bool(self._log().tableExists())
