@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,29 @@ def worker_env() -> dict[str, str]:
     """
     java_options = " ".join(filter(None, (os.environ.get("JAVA_TOOL_OPTIONS"), "-XX:TieredStopAtLevel=1")))
     return {**os.environ, "PYTHONUNBUFFERED": "1", "JAVA_TOOL_OPTIONS": java_options}
+
+
+def start_worker(
+    script: Path, *args: str, errors: Path, stdin: bool = False, own_group: bool = False
+) -> subprocess.Popen[str]:
+    """Run ``script`` in a worker process of this Python, in ``script``'s folder (where Spark may leave a spark-warehouse).
+
+    Its stdout is a pipe of progress lines (see :func:`worker_line`); its
+    stderr, Spark's logs, goes to the file ``errors``, never a pipe that could
+    fill. ``stdin`` gives it a pipe to read commands from; ``own_group``
+    starts it in a process group of its own, so that killing the group kills
+    its JVM too.
+    """
+    return subprocess.Popen(
+        [sys.executable, str(script), *args],
+        cwd=script.parent,
+        stdin=subprocess.PIPE if stdin else None,
+        stdout=subprocess.PIPE,
+        stderr=errors.open("w"),
+        text=True,
+        start_new_session=own_group,
+        env=worker_env(),
+    )
 
 
 def worker_line(worker: subprocess.Popen[str], errors: Path) -> str:

@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
-from lake_helpers import rows, worker_env, worker_line
+from lake_helpers import rows, start_worker, worker_line
 
 import lakeclone
 
@@ -47,15 +45,7 @@ def test_the_later_of_two_processes_wins_and_the_earlier_rows_never_land(tmp_pat
     script = tmp_path / "holder.py"
     script.write_text(HOLDER)
     errors = tmp_path / "holder.err"
-    holder = subprocess.Popen(
-        [sys.executable, str(script), str(lake.warehouse)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=errors.open("w"),
-        text=True,
-        start_new_session=True,
-        env=worker_env(),
-    )
+    holder = start_worker(script, str(lake.warehouse), errors=errors, stdin=True, own_group=True)
     try:
         assert worker_line(holder, errors) == "buffered"
         with lake.streaming_client("second") as client:

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 from delta_reader import kernel_rows, latest_version, live_files, sorted_rows
-from lake_helpers import location, rows, worker_env
+from lake_helpers import location, rows, start_worker
 
 import lakeclone
 
@@ -91,20 +90,13 @@ DIES_AFTER_THE_COMMIT = textwrap.dedent(
 _started = 0
 
 
-def start(tmp_path: Path, source: str, *args: str) -> subprocess.Popen:
+def start(tmp_path: Path, source: str, *args: str) -> subprocess.Popen[str]:
     """Run ``source`` in a new Python process; its stderr (Spark's logs) goes to a file, never a full pipe."""
     global _started
     _started += 1
     script = tmp_path / f"worker_{_started}.py"
     script.write_text(source)
-    worker = subprocess.Popen(
-        [sys.executable, str(script), *args],
-        cwd=tmp_path,  # Spark may leave a spark-warehouse folder in its working directory
-        stdout=subprocess.PIPE,
-        stderr=(tmp_path / f"worker_{_started}.err").open("w"),
-        text=True,
-        env=worker_env(),
-    )
+    worker = start_worker(script, *args, errors=tmp_path / f"worker_{_started}.err")
     worker.err_path = tmp_path / f"worker_{_started}.err"  # type: ignore[attr-defined]
     return worker
 

@@ -31,14 +31,13 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
 
 import pytest
 from delta_reader import kernel_rows
-from lake_helpers import location, rows, worker_env, worker_line
+from lake_helpers import location, rows, start_worker, worker_line
 
 import lakeclone
 
@@ -144,18 +143,6 @@ WORKER = textwrap.dedent(
 )
 
 
-def _start(script: Path, args: list[str], errors: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, str(script), *args],
-        cwd=script.parent,
-        stdout=subprocess.PIPE,
-        stderr=errors.open("w"),
-        text=True,
-        start_new_session=True,  # its own process group: the JVM dies with it
-        env=worker_env(),
-    )
-
-
 def _ready(worker: subprocess.Popen[str], errors: Path) -> dict[str, str]:
     """Each channel's committed token, as the worker read it when it opened the channel, once it has committed on both."""
     tokens = {}
@@ -190,7 +177,7 @@ def test_random_kills_neither_lose_nor_repeat_a_row_or_a_change(tmp_path: Path, 
     resumed: list[dict[str, str]] = []
     for kill in range(KILLS):
         errors = tmp_path / f"worker_{kill}.err"
-        worker = _start(script, [*args, "kill", *sizes], errors)
+        worker = start_worker(script, *args, "kill", *sizes, errors=errors, own_group=True)
         try:
             resumed.append(_ready(worker, errors))
             assert worker_line(worker, errors) == "consumed"  # up, recovered, and progress on both sides before the kill
@@ -201,7 +188,7 @@ def test_random_kills_neither_lose_nor_repeat_a_row_or_a_change(tmp_path: Path, 
             worker.wait(timeout=60)
 
     errors = tmp_path / "worker_last.err"
-    last = _start(script, [*args, "final", *sizes], errors)
+    last = start_worker(script, *args, "final", *sizes, errors=errors, own_group=True)
     try:
         _ready(last, errors)
         done = {worker_line(last, errors), worker_line(last, errors)}
