@@ -204,8 +204,6 @@ class StreamingClient:
         self._written_lock = threading.Lock()
         # Flushes per table since its small files were last counted (a Spark job, so not after every flush).
         self._flushes_since_check: dict[str, int] = {}
-        # Tables written since the flusher last computed their state for the next commit.
-        self._state_stale: dict[str, TableEntry] = {}
         self.compactions = 0
         self.last_compaction_error: str | None = None
         self._stop = threading.Event()
@@ -291,58 +289,58 @@ class StreamingClient:
             for channel in list(self._channels):
                 if channel._due(now):
                     channel._flush_quietly()
-            self._compact_written()
-            self._compute_state_for_next_commits()
+            self._after_writes()
 
     def _wrote(self, table: TableEntry) -> None:
-        """A flush landed in ``table``: the flusher thread looks at its small files next."""
+        """A flush landed in ``table``: the flusher thread looks at its small files and its next commit's state next."""
         with self._written_lock:
             self._written[table.id] = table
-            self._state_stale[table.id] = table
             self._flushes_since_check[table.id] = self._flushes_since_check.get(table.id, 0) + 1
 
-    def _compact_written(self) -> None:
+    def _after_writes(self) -> None:
+        """Compact the tables flushes wrote where due, then compute the state their next commits read."""
         if not self._written:
             return
         # The client's lock from taking the tables to the end: no flush of this client interleaves.
         with self._work_lock:
             with self._written_lock:
                 tables, self._written = list(self._written.values()), {}
-            for table in tables:
-                if self._stop.is_set():
-                    return
-                try:
-                    policy = self._policy(table)
-                    # Each flush wrote a file: counting the table's small files can wait until that many could be due.
-                    if policy.enabled and self._flushes_since_check.get(table.id, 0) >= policy.min_num_files:
-                        self._compact_if_due(table)
-                        self._flushes_since_check[table.id] = 0
-                except Exception as error:  # compaction must never stop ingestion
-                    # One line, no traceback (a Spark failure's would be a Java one); the next flush tries again.
-                    text = str(error).strip()
-                    self.last_compaction_error = text.splitlines()[0] if text else type(error).__name__
-                    LOG.warning("compaction of %s failed (%s); it will be retried", table.qualified, self.last_compaction_error)
+            self._compact(tables)
+            self._compute_state_for_next_commits(tables)
 
-    def _compute_state_for_next_commits(self) -> None:
-        """Have Delta compute the state of each table just written whose channels hold rows for their next flush.
+    def _compact(self, tables: list[TableEntry]) -> None:
+        for table in tables:
+            if self._stop.is_set():
+                return
+            try:
+                policy = self._policy(table)
+                # Each flush wrote a file: counting the table's small files can wait until that many could be due.
+                if policy.enabled and self._flushes_since_check.get(table.id, 0) >= policy.min_num_files:
+                    self._compact_if_due(table)
+                    self._flushes_since_check[table.id] = 0
+            except Exception as error:  # compaction must never stop ingestion
+                # One line, no traceback (a Spark failure's would be a Java one); the next flush tries again.
+                text = str(error).strip()
+                self.last_compaction_error = text.splitlines()[0] if text else type(error).__name__
+                LOG.warning("compaction of %s failed (%s); it will be retried", table.qualified, self.last_compaction_error)
+
+    def _compute_state_for_next_commits(self, tables: list[TableEntry]) -> None:
+        """Have Delta compute the state of each of ``tables`` whose channels hold rows for their next flush.
 
         Delta computes a table's state (files, txn versions, domain metadata)
-        once per version, and a commit needs it for the version it starts from:
+        once per snapshot, and a commit needs it for the version it starts from:
         on two cores about two thirds of a small flush's time. Computed here,
         while the next flush's rows gather, that commit finds it done, and a
         row waits for the write alone (bench_channels' latency figure).
         """
-        with self._written_lock:
-            tables, self._state_stale = list(self._state_stale.values()), {}
         waiting = {channel.table.id for channel in list(self._channels) if channel._waiting_since() is not None}
-        with self._work_lock:
-            for table in tables:
-                if table.id not in waiting or self._stop.is_set():
-                    continue
-                try:
-                    self.executor.delta.table(table.location).compute_state()
-                except Exception as error:  # only a head start: the next commit computes the state and reports failures
-                    LOG.debug("computing the state of %s ahead of its next commit failed: %s", table.qualified, error)
+        for table in tables:
+            if table.id not in waiting or self._stop.is_set():
+                continue
+            try:
+                self.executor.delta.table(table.location).compute_state()
+            except Exception as error:  # only a head start: the next commit computes the state and reports failures
+                LOG.debug("computing the state of %s ahead of its next commit failed: %s", table.qualified, error)
 
     def _policy(self, table: TableEntry) -> CompactionPolicy:
         """The table's compaction settings: its Delta properties, under the Lake's Spark session's settings."""
