@@ -13,6 +13,7 @@ import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from delta_reader import kernel_rows, spark_rows
@@ -102,18 +103,22 @@ def test_rows_wait_for_max_client_lag_on_the_lakes_clock(lake, client, clock) ->
     assert channel.wait_for_commit(lambda token: token is not None and int(token) >= 1, timeout_seconds=1)
 
 
+def spark_jobs(spark: object) -> list[Any]:
+    """Spark's records of the jobs this JVM has run (its status store, as the Spark UI shows them)."""
+    jobs = spark.sparkContext._jsc.sc().statusStore().jobsList(None)  # type: ignore[attr-defined]
+    return [jobs.apply(i) for i in range(jobs.size())]
+
+
 def last_job(spark: object) -> int:
     """The id of the latest Spark job this JVM started (-1: none)."""
-    jobs = spark.sparkContext._jsc.sc().statusStore().jobsList(None)  # type: ignore[attr-defined]
-    return max((jobs.apply(i).jobId() for i in range(jobs.size())), default=-1)
+    return max((job.jobId() for job in spark_jobs(spark)), default=-1)
 
 
 def states_computed_since(spark: object, job: int) -> set[int]:
     """The versions whose state Delta computed in the jobs after ``job`` (Delta names them in the job's description)."""
-    jobs = spark.sparkContext._jsc.sc().statusStore().jobsList(None)  # type: ignore[attr-defined]
     prefix = "Delta: Compute snapshot for version: "
     found = set()
-    for data in (jobs.apply(i) for i in range(jobs.size())):
+    for data in spark_jobs(spark):
         description = data.description()
         if data.jobId() > job and description.isDefined() and description.get().startswith(prefix):
             found.add(int(description.get()[len(prefix) :]))

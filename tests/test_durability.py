@@ -96,8 +96,9 @@ def start(tmp_path: Path, source: str, *args: str) -> subprocess.Popen[str]:
     _started += 1
     script = tmp_path / f"worker_{_started}.py"
     script.write_text(source)
-    worker = start_worker(script, *args, errors=tmp_path / f"worker_{_started}.err")
-    worker.err_path = tmp_path / f"worker_{_started}.err"  # type: ignore[attr-defined]
+    errors = tmp_path / f"worker_{_started}.err"
+    worker = start_worker(script, *args, errors=errors)
+    worker.err_path = errors  # type: ignore[attr-defined]
     return worker
 
 
