@@ -1,4 +1,4 @@
-"""A worker killed with SIGKILL at random moments, 20 times: no channel row and no stream change is lost or repeated.
+"""A worker killed with SIGKILL at random moments (4 times in CI, 20 with ``--long``): no channel row and no stream change is lost or repeated.
 
 Each worker process does two things at once, the way one ingestion job may:
 
@@ -16,7 +16,7 @@ Spark's Python workers at once, like a machine going down) at a random moment
 after the worker has opened both channels, committed once on each and
 consumed the stream once; then it starts the next, whose ``connect()``
 recovers what the dead one left and which resumes each source after the token
-its channel committed. After twenty kills a last worker ingests the rest of
+its channel committed. After the last kill a final worker ingests the rest of
 both sources. At the end EVENTS holds each source exactly once, SINK every id
 of SRC exactly once, and MIRROR exactly the ids SINK got through
 transactions: no transaction was half applied.
@@ -43,7 +43,10 @@ import lakeclone
 
 pytestmark = [pytest.mark.spark, pytest.mark.worker_processes]
 
-KILLS = 20
+# Each kill costs a cold worker (about a minute on two cores): CI kills a few
+# times, each at a random moment of a randomly seeded run, which still proves
+# the rule for every point it lands on; ``pytest --long`` kills twenty times.
+KILLS, LONG_KILLS = 4, 20
 RECORDS = 40_000  # per source: more than twenty short lives ingest, so the last worker always has some left
 LOG_FILES = 40  # of RECORDS // LOG_FILES lines each
 
@@ -154,7 +157,18 @@ def _ready(worker: subprocess.Popen[str], errors: Path) -> dict[str, str]:
     return tokens
 
 
-def test_random_kills_neither_lose_nor_repeat_a_row_or_a_change(tmp_path: Path, spark) -> None:
+@pytest.fixture
+def kills(request: pytest.FixtureRequest) -> int:
+    return LONG_KILLS if request.config.getoption("--long") else KILLS
+
+
+@pytest.fixture
+def kill_seed(request: pytest.FixtureRequest) -> int:
+    seed = request.config.getoption("--kill-seed")
+    return random.randrange(2**32) if seed is None else int(seed)
+
+
+def test_random_kills_neither_lose_nor_repeat_a_row_or_a_change(tmp_path: Path, spark, kills: int, kill_seed: int) -> None:
     # The workers run on the system clock, so this Lake does too: a stream made by
     # a manual clock's 2024 would be long stale by theirs.
     lake = lakeclone.connect(tmp_path / "warehouse", spark=spark)
@@ -173,9 +187,10 @@ def test_random_kills_neither_lose_nor_repeat_a_row_or_a_change(tmp_path: Path, 
     script.write_text(WORKER)
     args = [str(lake.warehouse), str(folder)]
     sizes = [str(RECORDS), str(LOG_FILES)]
-    chooser = random.Random("kills-20261125")
+    print(f"kill moments: --kill-seed {kill_seed}")  # shown on failure, to replay the same moments
+    chooser = random.Random(kill_seed)
     resumed: list[dict[str, str]] = []
-    for kill in range(KILLS):
+    for kill in range(kills):
         errors = tmp_path / f"worker_{kill}.err"
         worker = start_worker(script, *args, "kill", *sizes, errors=errors, own_group=True)
         try:
@@ -202,7 +217,7 @@ def test_random_kills_neither_lose_nor_repeat_a_row_or_a_change(tmp_path: Path, 
     assert done == {f"done {name} {token}" for name, token in final.items()}
     for name in final:
         tokens = [tokens[name] for tokens in resumed]
-        assert tokens[0] == "None" and len(set(tokens)) == KILLS
+        assert tokens[0] == "None" and len(set(tokens)) == kills
         assert rows(lake, f"SELECT id FROM events WHERE source = '{name}'") == [(i,) for i in range(RECORDS)]
     assert kernel_rows(location(lake, "events")) == rows(lake, "SELECT source, id, origin FROM events")
     shown = {row["name"]: row["offset_token"] for row in lake.sql("SHOW CHANNELS").collect()}
@@ -212,7 +227,7 @@ def test_random_kills_neither_lose_nor_repeat_a_row_or_a_change(tmp_path: Path, 
     lake = lakeclone.connect(lake.warehouse, spark=spark)  # recovers what the last killed worker left
     lake.sql("INSERT INTO sink SELECT id, 'final' FROM s WHERE METADATA$ACTION = 'INSERT'")
     source = rows(lake, "SELECT id FROM src")
-    assert len(source) > KILLS  # the workers got work done between kills
+    assert len(source) > kills  # the workers got work done between kills
     assert rows(lake, "SELECT id FROM sink") == source
     assert kernel_rows(location(lake, "sink")) == rows(lake, "SELECT id, how FROM sink")
     assert rows(lake, "SELECT id FROM mirror") == rows(lake, "SELECT id FROM sink WHERE how = 'txn'")
