@@ -445,6 +445,7 @@ def test_dml_that_matches_nothing_changes_no_file(three_files: lakeclone.Lake) -
 
 def test_row_ids_are_unique_and_survive_update_and_merge(people: lakeclone.Lake) -> None:
     lake = people
+    lake.sql("ALTER TABLE people SET CHANGE_TRACKING = TRUE")  # row ids come with change tracking
     original = row_ids(lake, "PEOPLE")
     assert set(original) == {1, 2, 3}
     assert len(set(original.values())) == 3 and None not in original.values()

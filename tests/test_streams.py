@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from delta_reader import kernel_rows, spark_rows
+from delta_reader import kernel_rows, live_adds, spark_rows
 from lake_helpers import location, rows
 from pyspark.sql import Row
 
@@ -220,6 +220,35 @@ def test_first_stream_turns_tracking_on(lake: lakeclone.Lake) -> None:
     assert lake.sql("SHOW TABLES LIKE 'T'").first().change_tracking == "ON"
     detail = lake.sql("DESCRIBE DETAIL t").first()
     assert detail.properties["delta.enableChangeDataFeed"] == "true"
+
+
+def test_row_tracking_starts_with_change_tracking_and_rewrites_no_data_file(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (n INT); INSERT INTO t VALUES (1), (2); INSERT INTO t VALUES (3)")
+    untracked = lake.sql("DESCRIBE DETAIL t").first()
+    assert "rowTracking" not in untracked.tableFeatures and "delta.enableRowTracking" not in untracked.properties
+    files = {a["path"] for a in live_adds(location(lake, "t")).values()}
+    lake.sql("ALTER TABLE t SET CHANGE_TRACKING = TRUE")
+    tracked = lake.sql("DESCRIBE DETAIL t").first()
+    assert "rowTracking" in tracked.tableFeatures and tracked.properties["delta.enableRowTracking"] == "true"
+    adds = live_adds(location(lake, "t"))
+    assert {a["path"] for a in adds.values()} == files  # Delta numbered the rows in its log
+    assert all("baseRowId" in a for a in adds.values())
+    lake.sql("CREATE STREAM s ON TABLE t; UPDATE t SET n = 20 WHERE n = 2")
+    assert changes(lake, "s", "n, METADATA$ACTION") == [(2, "DELETE"), (20, "INSERT")]
+
+
+def test_a_clone_is_tracked_only_from_a_point_tracking_covers(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (n INT); INSERT INTO t VALUES (1)")
+    untracked_version = lake.sql("DESCRIBE HISTORY t LIMIT 1").first().version
+    lake.sql("ALTER TABLE t SET CHANGE_TRACKING = TRUE; INSERT INTO t VALUES (2)")
+    lake.sql(f"CREATE TABLE early CLONE t AT(VERSION => {untracked_version}); CREATE TABLE late CLONE t")
+    shown = {r.name: r.change_tracking for r in lake.sql("SHOW TABLES").collect()}
+    assert shown == {"T": "ON", "EARLY": "OFF", "LATE": "ON"}
+    # Each clone's stream reads its own changes: the early one's first stream turns its tracking on.
+    lake.sql("CREATE STREAM on_early ON TABLE early; CREATE STREAM on_late ON TABLE late")
+    lake.sql("UPDATE early SET n = 10; UPDATE late SET n = 20 WHERE n = 2")
+    assert changes(lake, "on_early", "n, METADATA$ACTION") == [(1, "DELETE"), (10, "INSERT")]
+    assert changes(lake, "on_late", "n, METADATA$ACTION") == [(2, "DELETE"), (20, "INSERT")]
 
 
 def test_changes_before_tracking_started_are_refused_and_change_nothing(lake: lakeclone.Lake) -> None:

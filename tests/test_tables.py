@@ -299,8 +299,10 @@ def test_describe_detail(lake: lakeclone.Lake, clock: lakeclone.ManualClock) -> 
     assert detail.numFiles == len(adds) >= 2
     assert detail.sizeInBytes == sum(a["size"] for a in adds.values()) > 0
     assert detail.properties == configuration
-    # Delta keeps what lakeclone promises: every version, deletion vectors, row ids.
-    assert configuration["delta.enableDeletionVectors"] == configuration["delta.enableRowTracking"] == "true"
+    # Delta keeps what lakeclone promises: every version, deletion vectors; row ids
+    # only once change tracking starts (each commit would pay for them).
+    assert configuration["delta.enableDeletionVectors"] == "true"
+    assert "delta.enableRowTracking" not in configuration and "rowTracking" not in detail.tableFeatures
     assert configuration["delta.enableExpiredLogCleanup"] == "false"
     assert detail.partitionColumns == []
     assert detail.minReaderVersion >= 1 and detail.minWriterVersion >= 2
@@ -320,7 +322,7 @@ def test_every_table_is_genuine_delta_read_by_the_kernel(lake: lakeclone.Lake) -
 
 
 def test_row_ids_come_from_deltas_row_tracking_and_stay_hidden(lake: lakeclone.Lake) -> None:
-    lake.sql("CREATE TABLE t (id INT); INSERT INTO t VALUES (1), (2)")
+    lake.sql("CREATE TABLE t (id INT) CHANGE_TRACKING = TRUE; INSERT INTO t VALUES (1), (2)")
     assert lake.sql("SELECT * FROM t").columns == ["ID"]
     where = location(lake, "T")
     assert kernel_read(where).column_names == ["ID"]

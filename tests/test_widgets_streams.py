@@ -45,10 +45,11 @@ def build_pipeline(lake: lakeclone.Lake, clock: lakeclone.ManualClock) -> None:
     """Table RAW, whose streams must be consumed within one day, and three streams on it.
 
     * v0 CREATE TABLE, v1 INSERT (1, 'a'), (2, 'b');
-    * FORGOTTEN, made then: its offset is v2 (the commit that turned change
-      tracking on); nobody consumes it, and two days later it is stale;
-    * two days later, CHANGES (offset v2 too), v3 INSERT (3, 'c'), OTHER.APPENDS
-      (APPEND_ONLY, offset v3), v4 UPDATE of row 2, v5 INSERT (4, 'd').
+    * FORGOTTEN, made then: turning change tracking on is v2 (Delta's protocol
+      upgrade), v3 (row tracking's backfill) and v4 (the properties), and its
+      offset is v4; nobody consumes it, and two days later it is stale;
+    * two days later, CHANGES (offset v4 too), v5 INSERT (3, 'c'), OTHER.APPENDS
+      (APPEND_ONLY, offset v5), v6 UPDATE of row 2, v7 INSERT (4, 'd').
 
     CHANGES holds 4 changes (rows 3 and 4, and row 2's DELETE and INSERT),
     APPENDS 1 (row 4). A table CURATED is there to consume into.
@@ -102,14 +103,14 @@ def test_streams_data_lists_a_schemas_streams_with_offsets_pending_changes_and_s
     assert [s.qualified for s in data.streams] == ["LAKE.PUBLIC.CHANGES", "LAKE.PUBLIC.FORGOTTEN"]
     changes, forgotten = data.streams
     assert (changes.table, changes.mode, changes.offset_version, changes.offsets) == (
-        "LAKE.PUBLIC.RAW", "DEFAULT", 2, "LAKE.PUBLIC.RAW@2"
+        "LAKE.PUBLIC.RAW", "DEFAULT", 4, "LAKE.PUBLIC.RAW@4"
     )
     assert (changes.pending, changes.stale, changes.invalid_reason) == (4, False, None)
     assert changes.pending == piped.sql("SELECT COUNT(*) FROM changes").first()[0]
     assert changes.created_on.tzinfo is not None and changes.created_on.date() == dt.date(2024, 1, 3)
     assert changes.stale_after == changes.created_on + DAY  # consumed within a day
     # A stale stream cannot be read: no count, and SHOW STREAMS' reason.
-    assert (forgotten.offset_version, forgotten.pending, forgotten.stale) == (2, None, True)
+    assert (forgotten.offset_version, forgotten.pending, forgotten.stale) == (4, None, True)
     assert forgotten.stale_after == forgotten.created_on + DAY < data.now
     assert forgotten.invalid_reason.startswith("its offset is outside the data retention period since 2024-01-02")
     assert data.stale == (forgotten,) and data.stream("FORGOTTEN") is forgotten
@@ -119,7 +120,7 @@ def test_streams_data_lists_a_schemas_streams_with_offsets_pending_changes_and_s
 
     [appends] = StreamsData.from_lake(piped, "other").streams
     assert (appends.qualified, appends.table, appends.mode, appends.offset_version, appends.pending) == (
-        "LAKE.OTHER.APPENDS", "LAKE.PUBLIC.RAW", "APPEND_ONLY", 3, 1
+        "LAKE.OTHER.APPENDS", "LAKE.PUBLIC.RAW", "APPEND_ONLY", 5, 1
     )
 
 
@@ -127,13 +128,13 @@ def test_counting_moves_no_offset_and_a_consuming_statement_empties_the_stream(p
     before = StreamsData.from_lake(pipeline)
     StreamsData.from_lake(pipeline)
 
-    assert described(pipeline, "changes") == (2, "false")
+    assert described(pipeline, "changes") == (4, "false")
     assert StreamsData.from_lake(pipeline).stream("CHANGES").pending == before.stream("CHANGES").pending == 4
 
     pipeline.sql("INSERT INTO curated SELECT id, v FROM changes WHERE METADATA$ACTION = 'INSERT'")
     after = StreamsData.from_lake(pipeline).stream("CHANGES")
 
-    assert (after.offset_version, after.pending) == (5, 0)
+    assert (after.offset_version, after.pending) == (7, 0)
     assert after.stale_after > before.stream("CHANGES").stale_after  # consuming pushed it forward
 
 
@@ -165,7 +166,7 @@ def test_plot_streams_draws_the_time_left_before_each_stream_goes_stale(piped):
     assert forgotten.get_width() < 0 and forgotten.get_hatch() == "////"
     assert to_hex(forgotten.get_facecolor()) == _style.STALE_STREAM_COLOUR.lower()
     labels = [t.get_text() for t in ax.texts if t.get_gid() == "stream-label"]
-    assert labels[0].startswith("v2 · 4 pending · 23h") and labels[1] == "v2 · stale"
+    assert labels[0].startswith("v4 · 4 pending · 23h") and labels[1] == "v4 · stale"
     assert [t.get_text() for t in ax.get_yticklabels()] == ["CHANGES", "FORGOTTEN"]
     assert ax.get_title(loc="left").startswith("LAKE.PUBLIC: 2 streams, 1 stale")
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["time left to consume", "stale: recreate it"]
@@ -179,8 +180,8 @@ def test_streams_html_has_a_row_per_stream_and_marks_the_stale_ones(piped):
     columns, rows = table_text(table)
     assert columns == ("name", "table", "mode", "offset version", "pending changes", "stale", "stale after", "reason")
     assert [row[:6] for row in rows] == [
-        ("CHANGES", "LAKE.PUBLIC.RAW", "DEFAULT", "v2", "4", "false"),
-        ("FORGOTTEN", "LAKE.PUBLIC.RAW", "DEFAULT", "v2", "–", "true"),
+        ("CHANGES", "LAKE.PUBLIC.RAW", "DEFAULT", "v4", "4", "false"),
+        ("FORGOTTEN", "LAKE.PUBLIC.RAW", "DEFAULT", "v4", "–", "true"),
     ]
     assert rows[0][6].startswith("2024-01-04 00:00:00") and rows[0][6].endswith("(in 23h 59m)")
     assert rows[1][6].startswith("2024-01-02 00:00:00") and rows[1][6].endswith("(1d 0h ago)")
@@ -230,7 +231,7 @@ def test_refresh_button_shows_a_consumption_and_a_stream_going_stale(pipeline, c
 
     widget.refresh_button.click()
 
-    assert widget.shown().column("offset version") == ["v5", "v2"]
+    assert widget.shown().column("offset version") == ["v7", "v4"]
     assert widget.shown().column("pending changes") == ["0", "–"]
 
     clock.advance(days=2)
@@ -285,11 +286,11 @@ def test_timeline_data_reads_the_streams_on_its_table_from_every_schema(piped):
     data = TimelineData.from_lake(piped, "raw")
 
     assert [(s.qualified, s.offset_version, s.pending, s.stale) for s in data.streams] == [
-        ("LAKE.PUBLIC.CHANGES", 2, 4, False),
-        ("LAKE.PUBLIC.FORGOTTEN", 2, None, True),
-        ("LAKE.OTHER.APPENDS", 3, 1, False),
+        ("LAKE.PUBLIC.CHANGES", 4, 4, False),
+        ("LAKE.PUBLIC.FORGOTTEN", 4, None, True),
+        ("LAKE.OTHER.APPENDS", 5, 1, False),
     ]
-    assert [s.name for s in data.streams_at(2)] == ["CHANGES", "FORGOTTEN"] and data.streams_at(4) == ()
+    assert [s.name for s in data.streams_at(4)] == ["CHANGES", "FORGOTTEN"] and data.streams_at(6) == ()
     assert [s.name for s in data.stale_streams] == ["FORGOTTEN"]
     assert TimelineData.from_lake(piped, "lake.public.raw").streams == data.streams
     assert TimelineData.from_lake(piped, "raw", streams=False).streams == ()
@@ -314,11 +315,11 @@ def test_a_stream_on_a_view_shows_on_the_timeline_of_the_table_the_view_reads(pi
 
     data = TimelineData.from_lake(pipeline, "raw")
 
-    assert (described_row.table_name, described_row.offset_version) == ("LAKE.PUBLIC.BIG", 5)
+    assert (described_row.table_name, described_row.offset_version) == ("LAKE.PUBLIC.BIG", 7)
     on_view = data.streams[-1]
     assert (on_view.qualified, on_view.table, on_view.source_type) == ("LAKE.PUBLIC.BIG_CHANGES", "LAKE.PUBLIC.BIG", "View")
-    assert (on_view.offset_version, on_view.pending, on_view.offset_on("LAKE.PUBLIC.RAW")) == (5, 1, 5)
-    assert [s.name for s in data.streams_at(5)] == ["BIG_CHANGES"]
+    assert (on_view.offset_version, on_view.pending, on_view.offset_on("LAKE.PUBLIC.RAW")) == (7, 1, 7)
+    assert [s.name for s in data.streams_at(7)] == ["BIG_CHANGES"]
     assert TimelineData.from_lake(pipeline, "curated").streams == ()
     row = StreamsData.from_lake(pipeline)._repr_html_()
     assert "LAKE.PUBLIC.BIG <small>(view)</small>" in row
@@ -335,7 +336,7 @@ def test_plot_timeline_marks_each_streams_offset_under_its_version(piped):
     assert [c.get_url() for c in live] == ["LAKE.PUBLIC.CHANGES", "LAKE.OTHER.APPENDS"]
     assert [c.get_url() for c in stale] == ["LAKE.PUBLIC.FORGOTTEN"]
     # Under the version of its offset (one slot per version), in lanes below the files.
-    assert [c.get_offsets()[0][0] for c in live] == [2.0, 3.0] and stale[0].get_offsets()[0][0] == 2.0
+    assert [c.get_offsets()[0][0] for c in live] == [4.0, 5.0] and stale[0].get_offsets()[0][0] == 4.0
     lanes = sorted((c.get_offsets()[0][1] for c in (*live, *stale)), reverse=True)
     [lane_top] = [line.get_ydata()[0] for line in ax.lines if line.get_gid() == "stream-lane"]
     assert lane_top > lanes[0] > lanes[1] > lanes[2] >= ax.get_ylim()[0]
@@ -346,7 +347,7 @@ def test_plot_timeline_marks_each_streams_offset_under_its_version(piped):
     assert stale[0].get_paths()[0] != live[0].get_paths()[0]
     # Pending changes run from the offset to the current version; a stale stream has none.
     bands = [line.get_xdata() for line in ax.lines if line.get_gid() == "stream-pending"]
-    assert [list(band) for band in bands] == [[2.0, 5.0], [3.0, 5.0]]
+    assert [list(band) for band in bands] == [[4.0, 7.0], [5.0, 7.0]]
     labels = [t.get_text() for t in ax.texts if t.get_gid() == "stream-label"]
     assert labels == ["CHANGES · 4 pending", "FORGOTTEN · stale", "APPENDS · 1 pending"]
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
@@ -366,7 +367,7 @@ def test_plot_timeline_by_time_puts_the_offsets_at_their_versions_commit_times(p
 
     [ax] = figure.axes
     [appends] = [c for c in ax.collections if c.get_url() == "LAKE.OTHER.APPENDS"]
-    assert appends.get_offsets()[0][0] == pytest.approx(mdates.date2num(data.entry(3).timestamp))
+    assert appends.get_offsets()[0][0] == pytest.approx(mdates.date2num(data.entry(5).timestamp))
 
 
 def test_timeline_widget_lists_the_streams_at_their_versions_in_its_table_and_header(piped):
@@ -377,17 +378,17 @@ def test_timeline_widget_lists_the_streams_at_their_versions_in_its_table_and_he
         "version", "committed", "operation", "rows", "+files", "−files", "retention", "streams", "query id"
     )
     by_version = dict(zip(shown.column("version"), shown.column("streams"), strict=True))
-    assert by_version["v5"] == by_version["v4"] == by_version["v1"] == ""
-    assert by_version["v3"].startswith("APPENDS: 1 pending, stale after 2024-01-04 00:00:00")
-    changes, forgotten = by_version["v2"].split("; ")
+    assert by_version["v7"] == by_version["v6"] == by_version["v3"] == by_version["v1"] == ""
+    assert by_version["v5"].startswith("APPENDS: 1 pending, stale after 2024-01-04 00:00:00")
+    changes, forgotten = by_version["v4"].split("; ")
     assert changes.startswith("CHANGES: 4 pending, stale after 2024-01-04 00:00:00") and changes.endswith("(in 23h 59m)")
     assert forgotten.startswith("FORGOTTEN: stale since 2024-01-02 00:00:00")
-    assert " · streams: CHANGES at v2 (4 pending), FORGOTTEN at v2 (stale), APPENDS at v3 (1 pending) (as of" in shown.header
+    assert " · streams: CHANGES at v4 (4 pending), FORGOTTEN at v4 (stale), APPENDS at v5 (1 pending) (as of" in shown.header
     # The static fallback shows the same, and picking a version shows the offsets there.
     assert "<b>FORGOTTEN</b>: <span" in widget._repr_mimebundle_()["text/html"]
-    widget.selected_version = 2
+    widget.selected_version = 4
     assert "Stream offsets here: <b>CHANGES</b>: 4 pending" in widget.details.value
-    widget.selected_version = 5
+    widget.selected_version = 7
     assert "Stream offsets here" not in widget.details.value
 
 

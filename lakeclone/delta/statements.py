@@ -19,14 +19,15 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 # Every table lakeclone creates: deletion vectors (a small UPDATE or DELETE marks
-# rows instead of rewriting files), row tracking (stable row ids), and history
-# Delta never cleans up by itself. lakeclone promises time travel for up to
+# rows instead of rewriting files) and history Delta never cleans up by itself.
+# Row tracking is not here: it costs every commit three Spark jobs, so a table
+# gets it only when its change tracking starts (lakeclone.streams.tracking), as
+# Snowflake tracks changes only from then. lakeclone promises time travel for up to
 # DATA_RETENTION_TIME_IN_DAYS (at most 90 days) plus a stream's
 # MAX_DATA_EXTENSION_TIME_IN_DAYS (at most 90 more); its own VACUUM decides
 # what goes, so Delta's retention settings are set beyond both.
 TABLE_PROPERTIES: Mapping[str, str] = {
     "delta.enableDeletionVectors": "true",
-    "delta.enableRowTracking": "true",
     "delta.enableExpiredLogCleanup": "false",
     "delta.logRetentionDuration": "interval 180 days",
     "delta.deletedFileRetentionDuration": "interval 180 days",
@@ -47,25 +48,37 @@ def _properties(properties: Mapping[str, str]) -> str:
 
 
 def create_table(
-    spark: SparkSession, location: str, schema: StructType, *, comment: str | None = None
+    spark: SparkSession,
+    location: str,
+    schema: StructType,
+    *,
+    comment: str | None = None,
+    properties: Mapping[str, str] | None = None,
 ) -> None:
-    """``CREATE TABLE`` with columns: version 0 of a new, empty table."""
+    """``CREATE TABLE`` with columns: version 0 of a new, empty table, with ``properties`` beside lakeclone's own."""
     from delta.tables import DeltaTable
 
     builder = DeltaTable.create(spark).location(location).addColumns(schema)
-    for key, value in TABLE_PROPERTIES.items():
+    for key, value in {**TABLE_PROPERTIES, **(properties or {})}.items():
         builder = builder.property(key, value)
     if comment:
         builder = builder.comment(comment)
     builder.execute()
 
 
-def create_table_as(spark: SparkSession, location: str, view: str, *, comment: str | None = None) -> None:
+def create_table_as(
+    spark: SparkSession,
+    location: str,
+    view: str,
+    *,
+    comment: str | None = None,
+    properties: Mapping[str, str] | None = None,
+) -> None:
     """``CREATE TABLE ... AS SELECT`` from a temporary view: the table and its rows in one commit."""
     described = f" COMMENT {_string(comment)}" if comment else ""
     spark.sql(
         f"CREATE TABLE {sql_name(location)} USING delta{described} "
-        f"TBLPROPERTIES ({_properties(TABLE_PROPERTIES)}) AS SELECT * FROM {quoted(view)}"
+        f"TBLPROPERTIES ({_properties({**TABLE_PROPERTIES, **(properties or {})})}) AS SELECT * FROM {quoted(view)}"
     )
 
 
@@ -79,9 +92,7 @@ def write(frame: DataFrame, location: str, *, overwrite: bool = False) -> None:
     frame.write.format("delta").mode("overwrite" if overwrite else "append").save(location)
 
 
-def update(
-    spark: SparkSession, location: str, alias: str, assignments: Mapping[str, str], condition: str | None
-) -> int:
+def update(spark: SparkSession, location: str, alias: str, assignments: Mapping[str, str], condition: str | None) -> int:
     """``UPDATE``: the number of rows updated. Values and condition are Spark SQL over ``alias``."""
     settings = ", ".join(f"{quoted(column)} = {value}" for column, value in assignments.items())
     where = f" WHERE {condition}" if condition else ""

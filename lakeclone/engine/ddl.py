@@ -132,20 +132,18 @@ def _create_table(execution: Execution) -> DataFrame:
     ]
     consumed = set().union(*(d.consumed for d in definitions))
 
+    properties: dict[str, str] = {}
+    for key, value in settings.items():
+        if key in registry.CREATE_PROPERTIES and value is not None:
+            properties.update(registry.CREATE_PROPERTIES[key](value))
     table_id = uuid.uuid4().hex
-    location = (
-        external_location(execution, location_text)
-        if external and location_text
-        else execution.managed_location(table_id)
-    )
+    location = external_location(execution, location_text) if external and location_text else execution.managed_location(table_id)
     log = execution.delta.table(location)
     adopted = external and log.exists()
     owns_folder = not adopted
     if adopted:
         if elements or query is not None:
-            raise SqlCompilationError(
-                f"Location '{location_text}' already holds a Delta table; omit the columns to use it."
-            )
+            raise SqlCompilationError(f"Location '{location_text}' already holds a Delta table; omit the columns to use it.")
     else:
         _prepare_folder(execution, location, location_text or location)
         if query is not None:
@@ -157,14 +155,18 @@ def _create_table(execution: Execution) -> DataFrame:
             frame.createOrReplaceTempView(view)
             try:
                 with execution.work.delta(target=location):
-                    statements.create_table_as(execution.spark, location, view, comment=settings.get("COMMENT"))
+                    statements.create_table_as(
+                        execution.spark, location, view, comment=settings.get("COMMENT"), properties=properties
+                    )
             finally:
                 execution.spark.catalog.dropTempView(view)
         elif elements:
             schema_struct = struct_from_columns(elements, consumed)
             check_column_names(schema_struct.fieldNames())
             with execution.work.delta():
-                statements.create_table(execution.spark, location, schema_struct, comment=settings.get("COMMENT"))
+                statements.create_table(
+                    execution.spark, location, schema_struct, comment=settings.get("COMMENT"), properties=properties
+                )
         else:
             raise SqlCompilationError("CREATE TABLE needs a column list, AS SELECT, or CLONE.")
 
@@ -203,9 +205,7 @@ def _prepare_folder(execution: Execution, location: str, label: str) -> None:
     if storage.is_file(location):
         raise InvalidLocationError(f"Location '{label}' is a file, not a folder.")
     if storage.has_entries(location):
-        raise InvalidLocationError(
-            f"Location '{label}' is not empty and holds no Delta table; a table needs an empty folder."
-        )
+        raise InvalidLocationError(f"Location '{label}' is not empty and holds no Delta table; a table needs an empty folder.")
     if storage.exists(location):
         # The folder was there before: only what the statement puts into it is undone.
         execution.work.compensate(

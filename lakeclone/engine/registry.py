@@ -82,9 +82,7 @@ class MergeDefaults(Protocol):
     as the statement reads it (``delta.`<location>` VERSION AS OF n``).
     """
 
-    def __call__(
-        self, execution: Execution, entry: TableEntry, schema: StructType, target: str, merge: Merge
-    ) -> Merge: ...
+    def __call__(self, execution: Execution, entry: TableEntry, schema: StructType, target: str, merge: Merge) -> Merge: ...
 
 
 RelationResolver = Callable[["Tables", exp.Table, "QualifiedName"], "exp.Expression | None"]
@@ -184,6 +182,15 @@ RECOVERIES: list[Callable[[Executor], None]] = []
 """Run when a Lake opens its warehouse: finish or undo what crashed sessions left half done."""
 
 ParameterHook = Callable[["Execution", "ObjectKind", str, "str | None"], None]
+
+CREATE_PROPERTIES: dict[str, Callable[[str], Mapping[str, str]]] = {}
+"""Delta table properties a new table is created with, by the CREATE TABLE parameter that asks for them.
+
+Given the parameter's value, the properties to add to the table's first
+commit (``CHANGE_TRACKING = TRUE``: the change data feed and row tracking),
+so that what the parameter's hook would otherwise turn on in commits of its
+own is there from version 0.
+"""
 
 PARAMETER_HOOKS: dict[str, ParameterHook] = {}
 """Reacts to a parameter's new value, by key (``CHANGE_TRACKING``): (execution, kind, object id, value).

@@ -21,6 +21,7 @@ registry.RECOVERIES.append(consume.recover)
 registry.TRANSACTION_COMMITS.append(consume.commit_consumed)
 registry.TRANSACTION_ROLLBACKS.append(consume.forget_consumed)
 registry.PARAMETER_HOOKS[tracking.CHANGE_TRACKING] = tracking.on_parameter
+registry.CREATE_PROPERTIES[tracking.CHANGE_TRACKING] = tracking.create_properties
 registry.DROPPERS[statements.STREAM] = statements.drop_stream
 registry.SHOWS["STREAMS"] = statements.show_streams
 registry.DESCRIBERS[statements.STREAM] = statements.describe_stream

@@ -1,6 +1,9 @@
 """What clones carry of streams: change tracking on a cloned table, and a cloned schema's streams.
 
-A clone of a tracked table is tracked from its first version. A stream in a
+A clone of a tracked table is tracked from its first version when it was
+cloned at a point tracking covers (the clone's log then has Delta's row
+tracking and change data feed); a clone of an earlier point starts untracked,
+with CHANGE_TRACKING off, until a stream or ALTER turns it on. A stream in a
 cloned schema or database is cloned with it: its offset is the clone point,
 so it starts with no unconsumed changes, and it tracks the cloned table when
 its table was cloned along, else the table it tracked. A stream on a view
@@ -26,8 +29,14 @@ def clone_streams(event: CloneEvent) -> None:
     # A view's stream follows the view's copy in the clone (views' own hook ran first).
     sources = {**cloned, **event.remapped.get("view", {})}
     for source_id, clone_id in event.tables:
-        if tracking.current(catalog, source_id) is not None:
+        interval = tracking.current(catalog, source_id)
+        clone = catalog.table_by_id(clone_id)
+        if interval is None or clone is None:
+            continue
+        if clone.source_version is not None and clone.source_version >= interval.since_version:
             catalog.start_tracking(clone_id, CLONE_VERSION)
+        else:
+            catalog.unset_parameter(clone_id, tracking.CHANGE_TRACKING)
     for source_schema, new_schema in event.schemas:
         for stream in catalog.streams(source_schema):
             if not event.existed(stream.created_at):

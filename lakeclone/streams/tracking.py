@@ -1,10 +1,14 @@
 """Change tracking: from which version of a table its changes can be read.
 
 Turning tracking on (``ALTER TABLE t SET CHANGE_TRACKING = TRUE``, the
-same on a view reading the table, or the first stream on either) is a Delta commit that turns on Delta's change data
-feed (so Delta's own ``table_changes`` works too) and row tracking if the table
-lacks it; the catalog records the version of that commit. Changes after it can
-be read; a stream or CHANGES query reaching back before it cannot.
+same on a view reading the table, or the first stream on either) turns on
+Delta's change data feed (so Delta's own ``table_changes`` works too) and row
+tracking, which a table has only from then on: Delta upgrades the table's
+protocol, numbers the rows already there in its log (no data file is
+rewritten), then sets the properties, each a commit. ``CREATE TABLE …
+CHANGE_TRACKING = TRUE`` creates the table with both instead. The catalog
+records the version tracking started at; changes after it can be read, and a
+stream or CHANGES query reaching back before it cannot.
 """
 
 from __future__ import annotations
@@ -37,12 +41,15 @@ def start(execution: Execution, entry: TableEntry) -> int:
     if interval is not None:
         return interval.since_version
     log = execution.delta.table(entry.location)
-    properties = {CHANGE_DATA_FEED: "true"}
-    if log.metadata_action().get("configuration", {}).get(ROW_TRACKING) != "true":
-        properties[ROW_TRACKING] = "true"
-    with execution.work.delta(target=entry.location):
-        statements.set_properties(execution.spark, entry.location, properties)
-    version = _own_commit(execution, entry)
+    configuration = log.metadata_action().get("configuration", {})
+    properties = {key: "true" for key in (CHANGE_DATA_FEED, ROW_TRACKING) if configuration.get(key) != "true"}
+    if properties:
+        with execution.work.delta(target=entry.location):
+            statements.set_properties(execution.spark, entry.location, properties)
+        version = _own_commit(execution, entry)
+    else:
+        # Created with them (CREATE TABLE … CHANGE_TRACKING = TRUE): changes are tracked from now on.
+        version = log.version()
     with execution.catalog.transaction():
         execution.catalog.start_tracking(entry.id, version)
         execution.catalog.set_parameter(entry.id, CHANGE_TRACKING, "true")
@@ -63,6 +70,11 @@ def _own_commit(execution: Execution, entry: TableEntry) -> int:
     """The version of the commit this statement just made to ``entry``."""
     history = execution.delta.table(entry.location).history()
     return max(c.version for c in history if c.query_id == execution.query_id)
+
+
+def create_properties(value: str) -> dict[str, str]:
+    """The Delta properties ``CREATE TABLE … CHANGE_TRACKING = <value>`` creates a table with."""
+    return {CHANGE_DATA_FEED: "true", ROW_TRACKING: "true"} if value == "true" else {}
 
 
 def on_parameter(execution: Execution, kind: ObjectKind, object_id: str, value: str | None) -> None:
