@@ -77,6 +77,16 @@ class Snapshot:
         return StructType.fromJson(json.loads(self.schema_json))
 
 
+@dataclass(frozen=True)
+class CheckedCounts:
+    """A version's rows (as readers see them), files and bytes, as Delta's checksum file records them."""
+
+    version: int
+    rows: int
+    files: int
+    size: int
+
+
 @dataclass
 class _History:
     table_id: str
@@ -157,6 +167,32 @@ class TableLog:
             num_files=int(snap.numOfFiles()),
             size=int(snap.sizeInBytes()),
         )
+
+    def checked_counts(self, version: int | None = None) -> CheckedCounts | None:
+        """The version's rows, files and bytes, from Delta's checksum file alone: no Spark job.
+
+        Delta writes a checksum (``<version>.crc``) beside each commit with the
+        table's file count and size and, for a table of few files, every live
+        file's add action, with the file's row count and deletion vector. None
+        when the version has no checksum, it lists no files, or a file lacks
+        its row count: the caller asks Delta's snapshot and counts with Spark.
+        """
+        snap = self._latest() if version is None else self._at(version)
+        checksum = snap.checksumOpt()
+        if checksum.isEmpty():
+            return None
+        mapper = self._jvm.jvm.org.apache.spark.sql.delta.util.JsonUtils.mapper()
+        found = json.loads(str(mapper.writeValueAsString(checksum.get())))
+        adds = found.get("allFiles")
+        if adds is None:
+            return None
+        rows = 0
+        for add in adds:
+            stats = json.loads(add["stats"]) if add.get("stats") else {}
+            if "numRecords" not in stats:
+                return None
+            rows += int(stats["numRecords"]) - int((add.get("deletionVector") or {}).get("cardinality") or 0)
+        return CheckedCounts(int(snap.version()), rows, int(found["numFiles"]), int(found["tableSizeBytes"]))
 
     def schema(self, version: int | None = None) -> StructType:
         """The table's columns at ``version`` (the latest when None).

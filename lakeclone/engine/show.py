@@ -172,8 +172,13 @@ def _schemas(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
             if matches(like, schema.name):
                 is_current = (database.name, schema.name) == (execution.session.database, execution.session.schema)
                 data.append(
-                    (schema.created_at, schema.name, database.name, "Y" if is_current else "N",
-                     catalog.parameters(schema.id).get("COMMENT", ""))
+                    (
+                        schema.created_at,
+                        schema.name,
+                        database.name,
+                        "Y" if is_current else "N",
+                        catalog.parameters(schema.id).get("COMMENT", ""),
+                    )
                 )
     return results.rows(
         execution.spark,
@@ -190,8 +195,7 @@ def _tables(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
         for table in catalog.tables(schema, dropped=history):
             if not matches(like, table.name):
                 continue
-            log = execution.delta.table(table.location)
-            snapshot = log.snapshot()
+            rows, size = _rows_and_size(execution, table)
             settings = catalog.parameters(table.id)
             attributes = table_attributes(catalog, table.id)
             data.append(
@@ -203,8 +207,8 @@ def _tables(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
                     "TABLE",
                     settings.get("COMMENT", ""),
                     attributes["cluster_by"],
-                    _row_count(execution, table, snapshot.version),
-                    snapshot.size,
+                    rows,
+                    size,
                     int(execution.tables.retention_days(table)),
                     attributes["automatic_clustering"],
                     "ON" if settings.get("CHANGE_TRACKING") == "true" else "OFF",
@@ -223,10 +227,19 @@ def _tables(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
     )
 
 
-def _row_count(execution: Execution, table: TableEntry, version: int) -> int:
-    # Delta answers COUNT(*) from its log (file stats and deletion vectors) without reading data.
-    (row,) = execution.spark.sql(f"SELECT COUNT(*) FROM {sql_name(table.location)} VERSION AS OF {version}").collect()
-    return int(row[0])
+def _rows_and_size(execution: Execution, table: TableEntry) -> tuple[int, int]:
+    """A table's rows and bytes: from Delta's checksum file when it lists the files, else Delta's snapshot and COUNT(*).
+
+    The checksum needs no Spark job, so SHOW TABLES runs none for tables of
+    few files; the fallback reads files' statistics, not their data.
+    """
+    log = execution.delta.table(table.location)
+    counts = log.checked_counts()
+    if counts is not None:
+        return counts.rows, counts.size
+    snapshot = log.snapshot()
+    (row,) = execution.spark.sql(f"SELECT COUNT(*) FROM {sql_name(table.location)} VERSION AS OF {snapshot.version}").collect()
+    return int(row[0]), snapshot.size
 
 
 @registry.statement(lx.ShowParameters)
