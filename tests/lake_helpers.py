@@ -1,17 +1,23 @@
-"""Small things the tests share: a table's rows, its folder, its catalog entry, a worker process's environment."""
+"""Small things the tests share: a table's rows, its folder, its catalog entry, a worker process's environment, Spark jobs run."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from delta_reader import local_path, sorted_rows
 
 import lakeclone
 from lakeclone.catalog.store import Catalog, TableEntry
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 
 def rows(lake: lakeclone.Lake, sql: str) -> list[tuple[Any, ...]]:
@@ -75,3 +81,23 @@ def worker_line(worker: subprocess.Popen[str], errors: Path) -> str:
     line = worker.stdout.readline().strip()
     assert line, errors.read_text()[-3000:]
     return line
+
+
+@contextlib.contextmanager
+def spark_jobs_run(spark: SparkSession) -> Iterator[list[int]]:
+    """The ids of the Spark jobs the block runs from this thread, filled in when the block ends.
+
+    The block's jobs are tagged with a job group of their own, which Spark and
+    Delta's helper threads carry along, so jobs other threads run at the same
+    time (a channel's flusher, say) are not counted.
+    """
+    group = f"counted-{uuid.uuid4().hex}"
+    context = spark.sparkContext
+    context.setJobGroup(group, group)
+    found: list[int] = []
+    try:
+        yield found
+    finally:
+        for key in ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel"):
+            context.setLocalProperty(key, None)  # type: ignore[arg-type]
+        found.extend(context.statusTracker().getJobIdsForGroup(group))

@@ -1,0 +1,137 @@
+"""Spark jobs per statement: lakeclone runs no job that delta-spark's own statement on a like table does not.
+
+Job counts do not depend on the machine's load, so these are exact rules
+where timings could only be ratios (``bench/bench_latency.py`` has those). An
+untracked lakeclone table is compared with a Delta table of lakeclone's own
+table properties, a tracked one with a Delta table that also has row tracking
+and the change data feed, which is what change tracking turns on. Both sides
+run the same statements on the same rows in the same order, so whatever Delta
+caches between statements it caches on both.
+
+Three gaps are known and marked as expected failures (strict, so that closing
+one fails the mark): an INSERT … SELECT reading a lakeclone table runs one job
+more than delta-spark reading the same table by path; a MERGE of 10 rows runs
+six more; and lakeclone's tables have deletion vectors on, which cost a
+one-row UPDATE or DELETE five jobs more than Delta's defaults.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+from lake_helpers import spark_jobs_run
+
+import lakeclone
+from lakeclone.delta.statements import TABLE_PROPERTIES
+
+pytestmark = pytest.mark.spark
+
+ROWS = ", ".join(f"({i}, 'v{i}')" for i in range(20))
+
+STATEMENTS = {
+    "INSERT 1 row": "INSERT INTO {t} VALUES (100, 'new')",
+    "INSERT 1,000 rows": "INSERT INTO {t} SELECT ID + 1000, V FROM {s}",
+    "UPDATE 1 row": "UPDATE {t} SET V = 'changed' WHERE ID = 3",
+    "DELETE 1 row": "DELETE FROM {t} WHERE ID = 4",
+    "MERGE 10 rows": (
+        "MERGE INTO {t} AS t USING (SELECT ID, V FROM {s} WHERE ID BETWEEN 15 AND 24) AS s ON t.ID = s.ID "
+        "WHEN MATCHED THEN UPDATE SET V = s.V WHEN NOT MATCHED THEN INSERT (ID, V) VALUES (s.ID, s.V)"
+    ),
+}
+SOURCE_PINNED = pytest.mark.xfail(
+    strict=True, reason="known gap: reading a lakeclone table at its pinned version computes its state once more"
+)
+
+
+def _jobs(spark, run) -> int:  # type: ignore[no-untyped-def]
+    with spark_jobs_run(spark) as jobs:
+        run()
+    return len(jobs)
+
+
+def _compare(lake: lakeclone.Lake, folder: Path, *, tracked: bool) -> dict[str, tuple[int, int]]:
+    """Each statement's jobs on a lakeclone table and on a like Delta table of delta-spark's own."""
+    spark = lake.spark
+    tracking = " CHANGE_TRACKING = TRUE" if tracked else ""
+    lake.sql(f"CREATE TABLE t (id INT, v STRING){tracking}; CREATE TABLE s (id INT, v STRING)")
+    lake.sql(f"INSERT INTO t VALUES {ROWS}")
+    lake.sql("INSERT INTO s SELECT id, 'source' FROM range(1000)")
+    properties = dict(TABLE_PROPERTIES)
+    if tracked:
+        properties.update({"delta.enableRowTracking": "true", "delta.enableChangeDataFeed": "true"})
+    listed = ", ".join(f"'{key}' = '{value}'" for key, value in properties.items())
+    delta_t, delta_s = f"delta.`{folder / 'delta_t'}`", f"delta.`{folder / 'delta_s'}`"
+    spark.sql(f"CREATE TABLE {delta_t} (ID INT, V STRING) USING delta TBLPROPERTIES ({listed})")
+    spark.sql(f"CREATE TABLE {delta_s} (ID INT, V STRING) USING delta")
+    spark.sql(f"INSERT INTO {delta_t} VALUES {ROWS}")
+    spark.sql(f"INSERT INTO {delta_s} SELECT id, 'source' FROM range(1000)")
+    counts = {}
+    for name, statement in STATEMENTS.items():
+        ours = _jobs(spark, lambda statement=statement: lake.sql(statement.format(t="t", s="s")))
+        theirs = _jobs(spark, lambda statement=statement: spark.sql(statement.format(t=delta_t, s=delta_s)))
+        counts[name] = (ours, theirs)
+    assert sorted(lake.sql("SELECT * FROM t").collect()) == sorted(spark.sql(f"SELECT * FROM {delta_t}").collect())
+    return counts
+
+
+@pytest.fixture(scope="module")
+def counted(tmp_path_factory: pytest.TempPathFactory, spark) -> dict[bool, dict[str, tuple[int, int]]]:  # type: ignore[no-untyped-def]
+    """Each statement's (lakeclone, delta-spark) jobs, untracked (False) and tracked (True)."""
+    found = {}
+    for tracked in (False, True):
+        folder = tmp_path_factory.mktemp("tracked" if tracked else "untracked")
+        clock = lakeclone.ManualClock(dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc))
+        lake = lakeclone.connect(folder / "warehouse", spark=spark, clock=clock)
+        found[tracked] = _compare(lake, folder, tracked=tracked)
+    return found
+
+
+MERGE_EXTRA = pytest.mark.xfail(
+    strict=True, reason="known gap, not yet traced: lakeclone's MERGE of 10 rows runs 27 jobs where delta-spark's runs 21"
+)
+KNOWN_GAPS = {"INSERT 1,000 rows": SOURCE_PINNED, "MERGE 10 rows": MERGE_EXTRA}
+STATEMENT_CASES = [pytest.param(name, marks=KNOWN_GAPS[name]) if name in KNOWN_GAPS else name for name in STATEMENTS]
+
+
+@pytest.mark.parametrize("statement", STATEMENT_CASES)
+@pytest.mark.parametrize("tracked", [False, True], ids=["untracked", "tracked"])
+def test_a_statement_runs_no_more_jobs_than_delta_sparks_own(counted, tracked: bool, statement: str) -> None:  # type: ignore[no-untyped-def]
+    ours, theirs = counted[tracked][statement]
+    assert ours <= theirs, (ours, theirs)
+
+
+def test_an_untracked_insert_runs_only_its_write_and_a_tracked_one_pays_for_row_ids(counted) -> None:  # type: ignore[no-untyped-def]
+    assert counted[False]["INSERT 1 row"][0] == 1  # the write alone, as with Delta's defaults
+    # Row ids cost every commit a look at the table's state: what tracking costs, and only where it is on.
+    assert counted[True]["INSERT 1 row"][0] > 1
+
+
+@pytest.mark.xfail(strict=True, reason="known gap: deletion vectors stay on by default (issue 22, item 1b)")
+@pytest.mark.parametrize("statement", ["UPDATE 1 row", "DELETE 1 row"])
+def test_an_untracked_rewrite_runs_no_more_jobs_than_delta_with_its_defaults(
+    tmp_path: Path, lake: lakeclone.Lake, statement: str
+) -> None:
+    spark = lake.spark
+    lake.sql(f"CREATE TABLE t (id INT, v STRING); INSERT INTO t VALUES {ROWS}")
+    delta_t = f"delta.`{tmp_path / 'delta_t'}`"
+    spark.sql(f"CREATE TABLE {delta_t} (ID INT, V STRING) USING delta")
+    spark.sql(f"INSERT INTO {delta_t} VALUES {ROWS}")
+    ours = _jobs(spark, lambda: lake.sql(STATEMENTS[statement].format(t="t")))
+    theirs = _jobs(spark, lambda: spark.sql(STATEMENTS[statement].format(t=delta_t)))
+    assert ours <= theirs, (ours, theirs)
+
+
+def test_show_tables_reads_counts_and_sizes_from_deltas_checksums(lake: lakeclone.Lake) -> None:
+    for name in ("a", "b", "c"):
+        lake.sql(f"CREATE TABLE {name} (id INT); INSERT INTO {name} VALUES (1), (2), (3)")
+    lake.sql("DELETE FROM b WHERE id = 2")
+    with spark_jobs_run(lake.spark) as jobs:
+        result = lake.sql("SHOW TABLES")  # the statement gathers every figure before it returns
+    assert jobs == []
+    shown = {r["name"]: (r["rows"], r["bytes"]) for r in result.collect()}
+    assert {name: rows for name, (rows, _) in shown.items()} == {"A": 3, "B": 2, "C": 3}
+    for name, (_, size) in shown.items():
+        (detail,) = lake.sql(f"DESCRIBE DETAIL {name}").collect()
+        assert size == detail.sizeInBytes > 0
