@@ -51,9 +51,9 @@ UNTRACKED, DELTA, TRACKED, DELTA_ROW_TRACKING = "lakeclone", "delta-spark", "lak
 SIDES = (UNTRACKED, DELTA, TRACKED, DELTA_ROW_TRACKING)
 
 # Each statement as a template: {t} the table, {s} a 1,000-row source, {h} a 100-row table,
-# {big} the large table, {new} a name no table has, {i} the run's number.
+# {big} the large table, {new} a name no table has, {i} the run's number; {clone} and {using} the side's words.
 STATEMENTS: list[tuple[str, str, bool]] = [  # (name, template, collect its rows)
-    ("CREATE TABLE", "CREATE TABLE {new} (ID INT, V STRING)", False),
+    ("CREATE TABLE", "CREATE TABLE {new} (ID INT, V STRING){using}", False),
     ("INSERT 1 row", "INSERT INTO {t} VALUES (100000 + {i}, 'x')", False),
     ("INSERT 1,000 rows", "INSERT INTO {t} SELECT ID + 200000 + {i} * 1000, V FROM {s}", False),
     ("UPDATE 1 row", "UPDATE {t} SET V = 'u{i}' WHERE ID = {i}", False),
@@ -114,6 +114,7 @@ class Side:
             new=self.ref(new),
             i=i,
             clone="CLONE" if self.ours else "SHALLOW CLONE",
+            using="" if self.ours else " USING delta",
         )
 
 
