@@ -79,11 +79,9 @@ class Snapshot:
 
 @dataclass(frozen=True)
 class CheckedCounts:
-    """A version's rows (as readers see them), files and bytes, as Delta's checksum file records them."""
+    """A version's rows (as readers see them) and bytes, as Delta's checksum file records them."""
 
-    version: int
     rows: int
-    files: int
     size: int
 
 
@@ -169,7 +167,7 @@ class TableLog:
         )
 
     def checked_counts(self, version: int | None = None) -> CheckedCounts | None:
-        """The version's rows, files and bytes, from Delta's checksum file alone: no Spark job.
+        """The version's rows and bytes, from Delta's checksum file alone: no Spark job.
 
         Delta writes a checksum (``<version>.crc``) beside each commit with the
         table's file count and size and, for a table of few files, every live
@@ -192,7 +190,7 @@ class TableLog:
             if "numRecords" not in stats:
                 return None
             rows += int(stats["numRecords"]) - int((add.get("deletionVector") or {}).get("cardinality") or 0)
-        return CheckedCounts(int(snap.version()), rows, int(found["numFiles"]), int(found["tableSizeBytes"]))
+        return CheckedCounts(rows, int(found["tableSizeBytes"]))
 
     def schema(self, version: int | None = None) -> StructType:
         """The table's columns at ``version`` (the latest when None).
