@@ -9,6 +9,7 @@ which is also how Delta writes absolute paths into its log.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -79,8 +80,13 @@ class Storage:
         self._jvm: Any = spark._jvm
         self._conf = spark._jsc.hadoopConfiguration()
 
+    @functools.cached_property
+    def _path_class(self) -> Any:
+        # Looked up once: py4j resolves each dotted step of the name with a round trip into the JVM.
+        return self._jvm.org.apache.hadoop.fs.Path
+
     def _path(self, uri: str) -> Any:
-        return self._jvm.org.apache.hadoop.fs.Path(uri)
+        return self._path_class(uri)
 
     def _fs(self, path: Any) -> Any:
         return path.getFileSystem(self._conf)

@@ -69,9 +69,9 @@ def commit_actions(log: TableLog, version: int) -> list[dict[str, Any]]:
     """The actions of one commit, read from its log file by Delta's own LogStore (so through Hadoop)."""
     jvm = log.delta.jvm
     delta_log = jvm.delta_log(log.location)
-    path = jvm.jvm.org.apache.spark.sql.delta.util.FileNames.unsafeDeltaFile(delta_log.logPath(), version)
+    path = jvm.cls("org.apache.spark.sql.delta.util.FileNames").unsafeDeltaFile(delta_log.logPath(), version)
     lines = delta_log.store().read(path, delta_log.newDeltaHadoopConf())
-    text = jvm.joined(jvm.jvm.scala.jdk.javaapi.CollectionConverters.asJava(lines))
+    text = jvm.joined(jvm.cls("scala.jdk.javaapi.CollectionConverters").asJava(lines))
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 

@@ -6,6 +6,8 @@ Scala methods with default arguments take every argument from Java, and
 
 from __future__ import annotations
 
+import functools
+import weakref
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +17,9 @@ if TYPE_CHECKING:
 JavaObject = Any
 """A py4j proxy of a JVM object."""
 
+_CLASSES: weakref.WeakKeyDictionary[Any, dict[str, JavaObject]] = weakref.WeakKeyDictionary()
+"""The classes :meth:`Jvm.cls` has looked up, by the py4j view of the JVM they belong to."""
+
 
 class Jvm:
     """The driver JVM of one SparkSession."""
@@ -23,28 +28,44 @@ class Jvm:
         self.spark = spark
         self.jvm: Any = spark._jvm
         self.session: JavaObject = spark._jsparkSession
+        self._classes = _CLASSES.setdefault(self.jvm, {})
+        self._none: JavaObject = None
+
+    def cls(self, name: str) -> JavaObject:
+        """The JVM class (or Scala object) of a full name, looked up once per JVM.
+
+        py4j resolves ``jvm.org.apache.….C`` one dotted step at a time, each a
+        round trip in which the JVM searches every jar for a class of that
+        name: ~5 ms for a name, paid by every statement that spelled it out.
+        """
+        found = self._classes.get(name)
+        if found is None:
+            found = self._classes[name] = functools.reduce(getattr, name.split("."), self.jvm)
+        return found
 
     def none(self) -> JavaObject:
-        """Scala's ``None``."""
-        return self.jvm.scala.Option.empty()
+        """Scala's ``None`` (one object, so fetched once)."""
+        if self._none is None:
+            self._none = self.cls("scala.Option").empty()
+        return self._none
 
     def some(self, value: object) -> JavaObject:
-        return self.jvm.scala.Option.apply(value)
+        return self.cls("scala.Option").apply(value)
 
     def seq(self, items: Iterable[JavaObject]) -> JavaObject:
         """A Scala ``Seq`` of JVM objects."""
-        values = self.jvm.java.util.ArrayList()
+        values = self.cls("java.util.ArrayList")()
         for item in items:
             values.add(item)
-        return self.jvm.scala.jdk.javaapi.CollectionConverters.asScala(values).toList()
+        return self.cls("scala.jdk.javaapi.CollectionConverters").asScala(values).toList()
 
     def joined(self, strings: JavaObject, separator: str = "\n") -> str:
         """A JVM ``java.util.List`` of strings as one Python string, in a single call."""
-        return str(self.jvm.java.lang.String.join(separator, strings))
+        return str(self.cls("java.lang.String").join(separator, strings))
 
     def delta_log(self, uri: str) -> JavaObject:
         """Delta's ``DeltaLog`` of the table at ``uri`` (cached by Delta per path)."""
-        return self.jvm.org.apache.spark.sql.delta.DeltaLog.forTable(self.session, uri)
+        return self.cls("org.apache.spark.sql.delta.DeltaLog").forTable(self.session, uri)
 
     def activate(self) -> None:
         """Make this session the JVM thread's active one, which Delta's own code uses (``SparkSession.active``).
@@ -52,11 +73,11 @@ class Jvm:
         A frame Delta builds belongs to the active session; with several sessions
         in one JVM (``spark.newSession()``), it must be this Lake's.
         """
-        self.jvm.org.apache.spark.sql.SparkSession.setActiveSession(self.session)
+        self.cls("org.apache.spark.sql.SparkSession").setActiveSession(self.session)
 
     def action(self, json_text: str) -> JavaObject:
         """A Delta action (add, metaData, ...) read from its JSON form by Delta itself."""
-        return self.jvm.org.apache.spark.sql.delta.actions.Action.fromJson(json_text)
+        return self.cls("org.apache.spark.sql.delta.actions.Action").fromJson(json_text)
 
     def operations(self) -> JavaObject:
-        return self.jvm.org.apache.spark.sql.delta.DeltaOperations
+        return self.cls("org.apache.spark.sql.delta.DeltaOperations")

@@ -179,7 +179,7 @@ class TableLog:
         checksum = snap.checksumOpt()
         if checksum.isEmpty():
             return None
-        mapper = self._jvm.jvm.org.apache.spark.sql.delta.util.JsonUtils.mapper()
+        mapper = self._jvm.cls("org.apache.spark.sql.delta.util.JsonUtils").mapper()
         found = json.loads(str(mapper.writeValueAsString(checksum.get())))
         adds = found.get("allFiles")
         if adds is None:

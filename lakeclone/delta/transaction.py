@@ -125,7 +125,7 @@ def commit_txn(delta: Delta, location: str, *, app_id: str, version: int, last_u
         Py4JJavaError: Delta refused the commit, for one because a concurrent commit moved the app's version.
     """
     jvm = delta.jvm
-    sessions = jvm.jvm.org.apache.spark.sql.SparkSession
+    sessions = jvm.cls("org.apache.spark.sql.SparkSession")
     previous = sessions.getActiveSession()
     # The transaction takes its commit metadata from the active session's settings: this session's, for
     # this commit only (another session's statements on this thread must not find this one active).
@@ -135,7 +135,7 @@ def commit_txn(delta: Delta, location: str, *, app_id: str, version: int, last_u
         if int(transaction.txnVersion(app_id)) >= version:
             return False
         action = jvm.action(json.dumps({"txn": {"appId": app_id, "version": version, "lastUpdated": last_updated_ms}}))
-        append = jvm.jvm.org.apache.spark.sql.streaming.OutputMode.Append()
+        append = jvm.cls("org.apache.spark.sql.streaming.OutputMode").Append()
         operation = jvm.operations().StreamingUpdate(append, app_id, version, jvm.none())
         transaction.commit(jvm.seq([action]), operation)
         return True

@@ -35,16 +35,14 @@ class DeletionVectors:
         self._jvm = jvm
         self._delta_log = jvm.delta_log(log.location)
         # What DeletionVectorStore.createInstance builds (that factory is package-private in Scala).
-        self._store = jvm.jvm.org.apache.spark.sql.delta.storage.dv.HadoopFileSystemDVStore(
+        self._store = jvm.cls("org.apache.spark.sql.delta.storage.dv.HadoopFileSystemDVStore")(
             self._delta_log.newDeltaHadoopConf()
         )
-        # Classes looked up once: every step of a dotted JVM name is a call into the JVM.
-        vectors = jvm.jvm.org.apache.spark.sql.delta.deletionvectors
-        self._bitmap_array = vectors.RoaringBitmapArray
-        self._native = vectors.RoaringBitmapArrayFormat.Native()
-        self._descriptor = jvm.jvm.org.apache.spark.sql.delta.actions.DeletionVectorDescriptor
-        self._roaring = jvm.jvm.org.roaringbitmap.RoaringBitmap
-        self._byte_buffer = jvm.jvm.java.nio.ByteBuffer
+        self._bitmap_array = jvm.cls("org.apache.spark.sql.delta.deletionvectors.RoaringBitmapArray")
+        self._native = jvm.cls("org.apache.spark.sql.delta.deletionvectors.RoaringBitmapArrayFormat").Native()
+        self._descriptor = jvm.cls("org.apache.spark.sql.delta.actions.DeletionVectorDescriptor")
+        self._roaring = jvm.cls("org.roaringbitmap.RoaringBitmap")
+        self._byte_buffer = jvm.cls("java.nio.ByteBuffer")
 
     def only(self, before: Mapping[str, Any], after: Mapping[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
         """One file as two snapshots read it: the rows ``after`` hides that ``before`` did not, and the reverse.
