@@ -393,7 +393,8 @@ def vacuum_figure(lake: lakeclone.Lake, spark: SparkSession, scale: Scale) -> di
         steps[statement] = round(seconds_, 3)
 
     log(f"building the VACUUM source: {n:,} files through lake.sql ...")
-    step("CREATE TABLE VSRC (ID BIGINT, AMOUNT DOUBLE)")
+    # Deletion vectors on: VACUUM must also keep the vectors clones read and drop the ones nothing does.
+    step("CREATE TABLE VSRC (ID BIGINT, AMOUNT DOUBLE) ENABLE_DELETION_VECTORS = TRUE")
     # One INSERT, cut into files of r rows by Spark's maxRecordsPerFile: file j holds IDs j*r ...
     with session_setting(spark, "spark.sql.files.maxRecordsPerFile", str(r)):
         step(f"INSERT INTO VSRC SELECT id AS ID, rand() AS AMOUNT FROM range(0, {n * r}, 1, 2)")

@@ -96,11 +96,12 @@ def log(message: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
-def table_properties() -> str:
-    """``TBLPROPERTIES (...)`` with the properties lakeclone gives every table it creates."""
+def table_properties(*, deletion_vectors: bool = False) -> str:
+    """``TBLPROPERTIES (...)`` with the properties lakeclone gives every table it creates (and deletion vectors if asked)."""
     from lakeclone.delta.statements import TABLE_PROPERTIES
 
-    pairs = ", ".join(f"'{key}' = '{value}'" for key, value in TABLE_PROPERTIES.items())
+    properties = {**TABLE_PROPERTIES, **({"delta.enableDeletionVectors": "true"} if deletion_vectors else {})}
+    pairs = ", ".join(f"'{key}' = '{value}'" for key, value in properties.items())
     return f"TBLPROPERTIES ({pairs})"
 
 
@@ -111,9 +112,10 @@ def path_table(location: str) -> str:
     return sql_name(location)
 
 
-def create_path_table(spark: SparkSession, location: str) -> None:
+def create_path_table(spark: SparkSession, location: str, *, deletion_vectors: bool = False) -> None:
     """An empty delta-spark path table like the ones lakeclone creates: same columns, same properties."""
-    spark.sql(f"CREATE TABLE {path_table(location)} ({COLUMNS}) USING delta {table_properties()}")
+    properties = table_properties(deletion_vectors=deletion_vectors)
+    spark.sql(f"CREATE TABLE {path_table(location)} ({COLUMNS}) USING delta {properties}")
 
 
 def lake_location(lake: lakeclone.Lake, name: str) -> str:
@@ -281,12 +283,16 @@ def insert_figure(
 
 
 def build_dml_tables(lake: lakeclone.Lake, spark: SparkSession, scratch: str, rows: int) -> dict[str, Any]:
-    """Two identical tables of ``rows`` rows in exactly TABLE_FILES files: lakeclone's, and a delta-spark path table."""
+    """Two identical tables of ``rows`` rows in exactly TABLE_FILES files: lakeclone's, and a delta-spark path table.
+
+    Both have deletion vectors: the figures on them are of a large table, where
+    a 1% UPDATE or MERGE marking rows instead of rewriting files pays.
+    """
     source = source_sql(rows, TABLE_FILES)
-    lake.sql(f"CREATE TABLE {TABLE} ({COLUMNS})")
+    lake.sql(f"CREATE TABLE {TABLE} ({COLUMNS}) ENABLE_DELETION_VECTORS = TRUE")
     lake_build_s, _ = timed(lambda: lake.sql(f"INSERT INTO {TABLE} {source}").collect())
     delta_location = f"file:{os.path.join(scratch, 'dml')}"
-    create_path_table(spark, delta_location)
+    create_path_table(spark, delta_location, deletion_vectors=True)
     delta_build_s, _ = timed(lambda: spark.sql(f"INSERT INTO {path_table(delta_location)} {source}").collect())
     location = lake_location(lake, TABLE)
     return {

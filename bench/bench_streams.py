@@ -158,8 +158,12 @@ def current_version(lake: lakeclone.Lake, table: str) -> int:
 
 
 def build_raw(lake: lakeclone.Lake, table: str, stream: str, rows: int, files: int, change: Change) -> dict[str, Any]:
-    """A lakeclone table of ``rows`` rows in ``files`` files, a stream on it, then the change: its versions and files."""
-    lake.sql(f"CREATE TABLE {table} ({COLUMNS})")
+    """A lakeclone table of ``rows`` rows in ``files`` files, a stream on it, then the change: its versions and files.
+
+    The table has deletion vectors, as a large table's UPDATE would want: the
+    change then touches few files, and the stream reads only their changed rows.
+    """
+    lake.sql(f"CREATE TABLE {table} ({COLUMNS}) ENABLE_DELETION_VECTORS = TRUE")
     load_s, _ = timed(lambda: lake.sql(f"INSERT INTO {table} {source_sql(rows, files)}").collect())
     lake.sql(f"CREATE STREAM {stream} ON TABLE {table}")  # turns change tracking on: a commit
     before = current_version(lake, table)

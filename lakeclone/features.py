@@ -13,6 +13,7 @@ FEATURES = (
     "lakeclone.sequences",
     "lakeclone.constraints",
     "lakeclone.clustering",
+    "lakeclone.deletion_vectors",
     "lakeclone.clones",
     "lakeclone.vacuum",
     "lakeclone.views",

@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 import delta_kernel_rust_sharing_wrapper as kernel
+import deltalake
 import pyarrow as pa
 
 
@@ -50,6 +51,16 @@ def kernel_rows(location: str) -> list[tuple[Any, ...]]:
     return sorted(rows, key=_sort_key)
 
 
+def deltars_rows(location: str) -> list[tuple[Any, ...]]:
+    """The latest snapshot as delta-rs (``deltalake``, the reader behind polars' and pandas' Delta access) reads it, sorted.
+
+    delta-rs 1.6 refuses tables with the deletion vectors reader feature.
+    """
+    table = deltalake.DeltaTable(str(local_path(location))).to_pyarrow_table()
+    rows = [tuple(_naive_utc(r[name]) for name in table.column_names) for r in table.to_pylist()]
+    return sorted(rows, key=_sort_key)
+
+
 def spark_rows(spark: Any, location: str) -> list[tuple[Any, ...]]:
     """The latest snapshot as delta-spark itself reads it, as sorted tuples."""
     return sorted_rows(spark.read.format("delta").load(str(location)).collect())
@@ -78,6 +89,15 @@ def commit_actions(location: str, version: int) -> list[dict[str, Any]]:
     """The actions of one commit, as its JSON file holds them."""
     path = local_path(location) / "_delta_log" / f"{version:020d}.json"
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def protocol(location: str) -> dict[str, Any]:
+    """The table's protocol action at its latest version."""
+    for version in range(latest_version(location), -1, -1):
+        found = [a["protocol"] for a in commit_actions(location, version) if "protocol" in a]
+        if found:
+            return found[-1]
+    raise AssertionError(f"no protocol action in {location}")
 
 
 def latest_version(location: str) -> int:

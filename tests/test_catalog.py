@@ -328,6 +328,7 @@ def test_table_parameters_set_unset_and_show(lake: lakeclone.Lake) -> None:
         "DATA_RETENTION_TIME_IN_DAYS": ("7", "7", ""),
         "MAX_DATA_EXTENSION_TIME_IN_DAYS": ("14", "14", ""),
         "CHANGE_TRACKING": ("false", "false", ""),
+        "ENABLE_DELETION_VECTORS": ("false", "false", ""),
         "COMMENT": ("", "", ""),
     }
     lake.sql("ALTER TABLE t SET DATA_RETENTION_TIME_IN_DAYS = 30 CHANGE_TRACKING = TRUE COMMENT = 'hi'")

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.spark
 @pytest.fixture
 def table(lake: lakeclone.Lake) -> TableLog:
     """T: ids 0..9 in one file (v1), ids 2 and 3 deleted (v2), then id 7 (v3), each DELETE a deletion vector."""
-    lake.sql("CREATE TABLE t (id BIGINT)")
+    lake.sql("CREATE TABLE t (id BIGINT) ENABLE_DELETION_VECTORS = TRUE")
     lake.sql("INSERT INTO t SELECT id FROM range(0, 10, 1, 1)")
     lake.sql("DELETE FROM t WHERE id IN (2, 3)")
     lake.sql("DELETE FROM t WHERE id = 7")
@@ -59,7 +59,7 @@ def test_rows_shown_again_as_a_restore_does(table: TableLog) -> None:
 
 def test_the_narrowed_file_keeps_its_row_tracking(lake: lakeclone.Lake) -> None:
     # T as the fixture's, with row tracking from its first version.
-    lake.sql("CREATE TABLE t (id BIGINT) CHANGE_TRACKING = TRUE")
+    lake.sql("CREATE TABLE t (id BIGINT) CHANGE_TRACKING = TRUE ENABLE_DELETION_VECTORS = TRUE")
     lake.sql("INSERT INTO t SELECT id FROM range(0, 10, 1, 1)")
     lake.sql("DELETE FROM t WHERE id IN (2, 3)")
     lake.sql("DELETE FROM t WHERE id = 7")

@@ -7,7 +7,7 @@ import json
 from decimal import Decimal
 
 import pytest
-from delta_reader import commit_actions, kernel_rows, latest_version, live_adds, spark_rows
+from delta_reader import commit_actions, deltars_rows, kernel_rows, latest_version, live_adds, protocol, spark_rows
 from lake_helpers import location, rows
 
 import lakeclone
@@ -385,10 +385,9 @@ def test_each_statement_is_exactly_one_commit(people: lakeclone.Lake) -> None:
     assert sum(json.loads(a["add"]["stats"])["numRecords"] for a in adds) == 3
 
 
-@pytest.fixture
-def three_files(lake: lakeclone.Lake) -> lakeclone.Lake:
+def make_three_files(lake: lakeclone.Lake, options: str = "") -> lakeclone.Lake:
     """A table whose rows 1, 2 and 3 live in three different files, each holding other rows too."""
-    lake.sql("CREATE TABLE t (id INT, v STRING)")
+    lake.sql(f"CREATE TABLE t (id INT, v STRING){options}")
     for i in (1, 2, 3):
         values = ", ".join(f"({i * 100 + k}, 'w{i}')" for k in range(1, 10))
         lake.sql(f"INSERT INTO t VALUES ({i}, 'v{i}'), {values}")
@@ -397,6 +396,18 @@ def three_files(lake: lakeclone.Lake) -> lakeclone.Lake:
     assert all(len(paths) == 1 for paths in holding.values())
     assert len({paths[0] for paths in holding.values()}) == 3
     return lake
+
+
+@pytest.fixture
+def three_files(lake: lakeclone.Lake) -> lakeclone.Lake:
+    """``make_three_files`` as lakeclone creates a table: without deletion vectors."""
+    return make_three_files(lake)
+
+
+@pytest.fixture
+def three_files_with_vectors(lake: lakeclone.Lake) -> lakeclone.Lake:
+    """``make_three_files`` on a table created with ``ENABLE_DELETION_VECTORS = TRUE``."""
+    return make_three_files(lake, " ENABLE_DELETION_VECTORS = TRUE")
 
 
 @pytest.mark.parametrize(
@@ -411,9 +422,9 @@ def three_files(lake: lakeclone.Lake) -> lakeclone.Lake:
     ],
 )
 def test_dml_marks_affected_rows_with_a_deletion_vector(
-    three_files: lakeclone.Lake, statement: str, metric: str
+    three_files_with_vectors: lakeclone.Lake, statement: str, metric: str
 ) -> None:
-    lake = three_files
+    lake = three_files_with_vectors
     folder = location(lake, "T")
     before = live_adds(folder)
     target, neighbours = next((p, ids - {2}) for p, ids in ids_by_file(lake, "T").items() if 2 in ids)
@@ -430,6 +441,56 @@ def test_dml_marks_affected_rows_with_a_deletion_vector(
     # The rest of that file is still there.
     assert neighbours <= {i for ids in ids_by_file(lake, "T").values() for i in ids}
     assert kernel_rows(folder) == spark_rows(lake.spark, folder) == rows(lake, "SELECT * FROM t")
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE t SET v = 'changed' WHERE id = 2",
+        "DELETE FROM t WHERE id = 2",
+        "MERGE INTO t USING (SELECT 2 AS id) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = 'merged'",
+    ],
+)
+def test_dml_without_deletion_vectors_rewrites_only_the_file_it_changes(three_files: lakeclone.Lake, statement: str) -> None:
+    lake = three_files
+    folder = location(lake, "T")
+    assert "deletionVectors" not in (protocol(folder).get("readerFeatures") or [])
+    before = live_adds(folder)
+    target = next(p for p, ids in ids_by_file(lake, "T").items() if 2 in ids)
+    lake.sql(statement)
+    after = live_adds(folder)
+    # The file holding row 2 is replaced by a rewritten one; the other two are untouched.
+    assert target not in after and len(set(after) - set(before)) == 1
+    assert all(after[p] == before[p] for p in before if p != target)
+    assert not any(add.get("deletionVector") for add in after.values())
+    # Readers without deletion vectors (delta-rs, behind polars' and pandas' Delta access) read the table.
+    expected = rows(lake, "SELECT * FROM t")
+    assert deltars_rows(folder) == kernel_rows(folder) == spark_rows(lake.spark, folder) == expected
+
+
+def test_deletion_vectors_are_turned_on_and_off_per_table(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (id INT); INSERT INTO t SELECT id FROM range(0, 20, 1, 1)")
+    folder = location(lake, "T")
+    lake.sql("ALTER TABLE t SET ENABLE_DELETION_VECTORS = TRUE")
+    turned_on = latest_version(folder)
+    assert turned_on == 2 and "deletionVectors" in protocol(folder)["readerFeatures"]
+    lake.sql("ALTER TABLE t SET ENABLE_DELETION_VECTORS = TRUE")  # already on: no commit
+    assert latest_version(folder) == turned_on
+    assert parameters(lake, "t")["ENABLE_DELETION_VECTORS"] == ("true", "TABLE")
+    lake.sql("DELETE FROM t WHERE id = 1")
+    assert all(add.get("deletionVector") for add in live_adds(folder).values())
+
+    # Off again: the next DELETE rewrites the file, and the table keeps the feature for the vectors in its history.
+    lake.sql("ALTER TABLE t UNSET ENABLE_DELETION_VECTORS")
+    assert parameters(lake, "t")["ENABLE_DELETION_VECTORS"] == ("false", "")
+    lake.sql("DELETE FROM t WHERE id = 2")
+    assert not any(add.get("deletionVector") for add in live_adds(folder).values())
+    assert rows(lake, "SELECT * FROM t") == [(0,), *((i,) for i in range(3, 20))] == kernel_rows(folder)
+    assert rows(lake, "SELECT * FROM t AT(VERSION => 3)") == [(0,), *((i,) for i in range(2, 20))]
+
+
+def parameters(lake: lakeclone.Lake, table: str) -> dict[str, tuple[str, str]]:
+    return {r.key: (r.value, r.level) for r in lake.sql(f"SHOW PARAMETERS IN TABLE {table}").collect()}
 
 
 def test_dml_that_matches_nothing_changes_no_file(three_files: lakeclone.Lake) -> None:

@@ -7,12 +7,6 @@ table properties, a tracked one with a Delta table that also has row tracking
 and the change data feed, which is what change tracking turns on. Both sides
 run the same statements on the same rows in the same order, so whatever Delta
 caches between statements it caches on both.
-
-Three gaps are known and marked as expected failures (strict, so that closing
-one fails the mark): an INSERT … SELECT reading a lakeclone table runs one job
-more than delta-spark reading the same table by path; a MERGE of 10 rows runs
-six more; and lakeclone's tables have deletion vectors on, which cost a
-one-row UPDATE or DELETE five jobs more than Delta's defaults.
 """
 
 from __future__ import annotations
@@ -40,10 +34,6 @@ STATEMENTS = {
         "WHEN MATCHED THEN UPDATE SET V = s.V WHEN NOT MATCHED THEN INSERT (ID, V) VALUES (s.ID, s.V)"
     ),
 }
-SOURCE_PINNED = pytest.mark.xfail(
-    strict=True, reason="known gap: reading a lakeclone table at its pinned version computes its state once more"
-)
-
 
 def _jobs(spark, run) -> int:  # type: ignore[no-untyped-def]
     with spark_jobs_run(spark) as jobs:
@@ -88,14 +78,7 @@ def counted(tmp_path_factory: pytest.TempPathFactory, spark) -> dict[bool, dict[
     return found
 
 
-MERGE_EXTRA = pytest.mark.xfail(
-    strict=True, reason="known gap, not yet traced: lakeclone's MERGE of 10 rows runs 27 jobs where delta-spark's runs 21"
-)
-KNOWN_GAPS = {"INSERT 1,000 rows": SOURCE_PINNED, "MERGE 10 rows": MERGE_EXTRA}
-STATEMENT_CASES = [pytest.param(name, marks=KNOWN_GAPS[name]) if name in KNOWN_GAPS else name for name in STATEMENTS]
-
-
-@pytest.mark.parametrize("statement", STATEMENT_CASES)
+@pytest.mark.parametrize("statement", list(STATEMENTS))
 @pytest.mark.parametrize("tracked", [False, True], ids=["untracked", "tracked"])
 def test_a_statement_runs_no_more_jobs_than_delta_sparks_own(counted, tracked: bool, statement: str) -> None:  # type: ignore[no-untyped-def]
     ours, theirs = counted[tracked][statement]
@@ -108,7 +91,6 @@ def test_an_untracked_insert_runs_only_its_write_and_a_tracked_one_pays_for_row_
     assert counted[True]["INSERT 1 row"][0] > 1
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: deletion vectors stay on by default (issue 22, item 1b)")
 @pytest.mark.parametrize("statement", ["UPDATE 1 row", "DELETE 1 row"])
 def test_an_untracked_rewrite_runs_no_more_jobs_than_delta_with_its_defaults(
     tmp_path: Path, lake: lakeclone.Lake, statement: str

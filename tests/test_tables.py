@@ -299,9 +299,9 @@ def test_describe_detail(lake: lakeclone.Lake, clock: lakeclone.ManualClock) -> 
     assert detail.numFiles == len(adds) >= 2
     assert detail.sizeInBytes == sum(a["size"] for a in adds.values()) > 0
     assert detail.properties == configuration
-    # Delta keeps what lakeclone promises: every version, deletion vectors; row ids
-    # only once change tracking starts (each commit would pay for them).
-    assert configuration["delta.enableDeletionVectors"] == "true"
+    # Delta keeps what lakeclone promises: every version. Row ids only once change
+    # tracking starts, deletion vectors only when asked for (each costs small commits).
+    assert "delta.enableDeletionVectors" not in configuration and "deletionVectors" not in detail.tableFeatures
     assert "delta.enableRowTracking" not in configuration and "rowTracking" not in detail.tableFeatures
     assert configuration["delta.enableExpiredLogCleanup"] == "false"
     assert detail.partitionColumns == []

@@ -30,17 +30,16 @@ RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
 LOW_RETENTION = "Are you sure you would like to vacuum files with such a low retention period"
 
 
-def stray_vectors(folder: str) -> set[str]:
-    """Deletion vector files in a table's folder that no commit names.
+def uncommitted_writes(folder: str) -> set[str]:
+    """Files Delta wrote into a table's folder that no commit names.
 
-    Delta's DELETE and UPDATE write a deletion vector for every file they touch
-    before they find that every row of a file goes; that file is then removed
-    whole and its vector is never committed. VACUUM deletes such a vector like
-    any other file nobody reads.
+    Delta's DELETE and UPDATE write a new file for every file they touch before
+    they find that every row of it goes: without deletion vectors a rewrite
+    with no rows left, with them a deletion vector. The file touched is then
+    removed whole, and what was written for it is never committed. VACUUM
+    deletes such a file like any other file nobody reads.
     """
-    return {
-        f for f in folder_files(folder) - named_files(folder) if os.path.basename(f).startswith("deletion_vector_")
-    }
+    return folder_files(folder) - named_files(folder)
 
 
 def dry_run(lake: lakeclone.Lake, sql: str) -> dict[str, tuple[int, str, str]]:
@@ -102,7 +101,7 @@ def test_dry_run_gives_every_file_with_its_action_and_reason(lake: lakeclone.Lak
     clock.advance(days=2)  # the table's first versions are older than the stray files' window below
     lake.sql("CREATE TABLE c CLONE s")
     lake.sql("DELETE FROM s WHERE id = 1")
-    vectors = stray_vectors(source)
+    vectors = uncommitted_writes(source)
     clock.advance(days=8)
     old = stray(source, written=time.time() - 30 * 24 * 3600)  # before every commit
     recent = stray(source)  # after every commit: maybe a write in flight
@@ -201,7 +200,7 @@ def test_vacuum_of_the_source_keeps_what_clones_need(lake: lakeclone.Lake, reten
     lake.sql("DELETE FROM c1")  # only c2 (a clone of a clone) needs the first file now
     lake.sql("DROP TABLE dropped")  # only a dropped, still undroppable clone needs the second
     lake.sql("DELETE FROM s")
-    vectors = stray_vectors(source)
+    vectors = uncommitted_writes(source)
 
     plan = dry_run(lake, "VACUUM s RETAIN 0 HOURS DRY RUN")
     assert plan == {
@@ -231,7 +230,7 @@ def test_vacuum_of_a_clone_keeps_what_others_need(
     lake.sql("CREATE TABLE cc CLONE c")  # references c's own file and one of s's
     lake.sql("DELETE FROM c WHERE id = 1")  # c itself no longer needs its file
     lake.sql("DROP TABLE cc")
-    vectors = stray_vectors(clone)
+    vectors = uncommitted_writes(clone)
     source_before = {f: os.path.getsize(f) for f in folder_files(source)}
 
     plan = dry_run(lake, "VACUUM c RETAIN 0 HOURS DRY RUN")
@@ -316,7 +315,7 @@ def vector_of(folder: str, data_file: str) -> str | None:
 def test_vacuum_keeps_the_files_and_deletion_vectors_a_table_and_its_earlier_clone_need(
     lake: lakeclone.Lake, clock: lakeclone.ManualClock, retention_check_off: None
 ) -> None:
-    lake.sql(f"CREATE TABLE s (id INT, v STRING); INSERT INTO s VALUES {MANY_ROWS}")
+    lake.sql(f"CREATE TABLE s (id INT, v STRING) ENABLE_DELETION_VECTORS = TRUE; INSERT INTO s VALUES {MANY_ROWS}")
     lake.sql("INSERT INTO s VALUES (100, 'alone')")
     source = location(lake, "s")
     shared, (first, second, third, *_) = roomiest_file(lake, source)
@@ -366,7 +365,7 @@ def test_vacuum_keeps_the_files_and_deletion_vectors_a_table_and_its_earlier_clo
 def test_a_deletion_vector_a_later_clone_reads_stays_until_that_clone_is_purged(
     lake: lakeclone.Lake, clock: lakeclone.ManualClock, retention_check_off: None
 ) -> None:
-    lake.sql(f"CREATE TABLE s (id INT, v STRING); INSERT INTO s VALUES {MANY_ROWS}")
+    lake.sql(f"CREATE TABLE s (id INT, v STRING) ENABLE_DELETION_VECTORS = TRUE; INSERT INTO s VALUES {MANY_ROWS}")
     source = location(lake, "s")
     shared, (first, second, *_) = roomiest_file(lake, source)
     lake.sql(f"UPDATE s SET v = 'first' WHERE id = {first}")

@@ -1,6 +1,7 @@
 """VACUUM over random histories: every live table and clone reads at every version inside its retention.
 
-A seeded history of INSERTs, UPDATEs and DELETEs (deletion vectors on),
+A seeded history of INSERTs, UPDATEs and DELETEs (on tables with deletion vectors
+and without),
 shallow and deep clones at past versions, DROPs, UNDROPs, clock moves and
 VACUUMs runs against a model of each table's rows at each of its versions.
 After every VACUUM (and, with ``--long``, every DROP, which purges what has
@@ -67,6 +68,9 @@ class History:
 
     def create(self, name: str, retention: int | None) -> None:
         option = f" DATA_RETENTION_TIME_IN_DAYS = {retention}" if retention else ""
+        # Half the tables mark deleted rows in deletion vectors, half rewrite files.
+        if self.random.random() < 0.5:
+            option += " ENABLE_DELETION_VECTORS = TRUE"
         self.lake.sql(f"CREATE TABLE {name} (k INT, v INT){option}")
         self.tables[name] = Table(name, location(self.lake, name), {0: []})
         self.insert(self.tables[name])

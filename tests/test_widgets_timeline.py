@@ -29,7 +29,7 @@ def aged_table(lake: lakeclone.Lake, clock: lakeclone.ManualClock) -> str:
     Versions 0-3 (CREATE TABLE, WRITE, UPDATE, DELETE) end up beyond the
     retention horizon; version 4 (WRITE) is within it.
     """
-    lake.sql("CREATE TABLE t (id INT, name STRING)")
+    lake.sql("CREATE TABLE t (id INT, name STRING) ENABLE_DELETION_VECTORS = TRUE")
     lake.sql("INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c')")
     lake.sql("UPDATE t SET name = 'z' WHERE id = 1")
     lake.sql("DELETE FROM t WHERE id = 2")

@@ -45,7 +45,7 @@ def cloned(lake: lakeclone.Lake, clock: lakeclone.ManualClock) -> str:
     Delta wrote for the DELETE and the UPDATE but never committed (each found
     that every row of its one-row file goes, so it removed the file instead).
     """
-    lake.sql("CREATE TABLE s (id INT, v STRING)")
+    lake.sql("CREATE TABLE s (id INT, v STRING) ENABLE_DELETION_VECTORS = TRUE")
     lake.sql("INSERT INTO s VALUES (1, 'a'), (2, 'b')")
     lake.sql("INSERT INTO s VALUES (3, 'c')")
     lake.sql("CREATE TABLE c1 CLONE s")

@@ -95,6 +95,14 @@ PARAMETERS: dict[str, Parameter] = {
             inherited=False,
         ),
         Parameter(
+            "ENABLE_DELETION_VECTORS",
+            "false",
+            "BOOLEAN",
+            "whether DELETE, UPDATE and MERGE mark rows in deletion vectors instead of rewriting data files",
+            levels=(TABLE,),
+            inherited=False,
+        ),
+        Parameter(
             "COMMENT",
             "",
             "STRING",

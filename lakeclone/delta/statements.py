@@ -18,16 +18,17 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, Row, SparkSession
     from pyspark.sql.types import StructType
 
-# Every table lakeclone creates: deletion vectors (a small UPDATE or DELETE marks
-# rows instead of rewriting files) and history Delta never cleans up by itself.
+# Every table lakeclone creates: history Delta never cleans up by itself.
 # Row tracking is not here: it costs every commit three Spark jobs, so a table
 # gets it only when its change tracking starts (lakeclone.streams.tracking), as
-# Snowflake tracks changes only from then. lakeclone promises time travel for up to
+# Snowflake tracks changes only from then. Nor are deletion vectors: they cost a
+# small UPDATE or DELETE five jobs more and make a table unreadable to readers
+# without the feature (delta-rs), so a table has them only when asked
+# (lakeclone.deletion_vectors). lakeclone promises time travel for up to
 # DATA_RETENTION_TIME_IN_DAYS (at most 90 days) plus a stream's
 # MAX_DATA_EXTENSION_TIME_IN_DAYS (at most 90 more); its own VACUUM decides
 # what goes, so Delta's retention settings are set beyond both.
 TABLE_PROPERTIES: Mapping[str, str] = {
-    "delta.enableDeletionVectors": "true",
     "delta.enableExpiredLogCleanup": "false",
     "delta.logRetentionDuration": "interval 180 days",
     "delta.deletedFileRetentionDuration": "interval 180 days",
