@@ -101,7 +101,7 @@ def test_dry_run_gives_every_file_with_its_action_and_reason(lake: lakeclone.Lak
     clock.advance(days=2)  # the table's first versions are older than the stray files' window below
     lake.sql("CREATE TABLE c CLONE s")
     lake.sql("DELETE FROM s WHERE id = 1")
-    vectors = uncommitted_writes(source)
+    uncommitted = uncommitted_writes(source)
     clock.advance(days=8)
     old = stray(source, written=time.time() - 30 * 24 * 3600)  # before every commit
     recent = stray(source)  # after every commit: maybe a write in flight
@@ -115,7 +115,7 @@ def test_dry_run_gives_every_file_with_its_action_and_reason(lake: lakeclone.Lak
         rel(removed): (os.path.getsize(removed), "KEEP", "clone LAKE.PUBLIC.C@0"),
         rel(old): (os.path.getsize(old), "DELETE", "delete"),
         rel(recent): (os.path.getsize(recent), "KEEP", "retention"),
-        **deleted(source, vectors),
+        **deleted(source, uncommitted),
     }
     # A longer RETAIN reaches back to the version that still had the removed file, not to the old stray.
     longer = dry_run(lake, "VACUUM s RETAIN 200 HOURS DRY RUN")
@@ -124,10 +124,10 @@ def test_dry_run_gives_every_file_with_its_action_and_reason(lake: lakeclone.Lak
     # The Python API gives the same plan.
     api = lake.vacuum_plan("s")
     assert {d.relative: str(d.reason) for d in api.decisions} == {k: v[2] for k, v in plan.items()}
-    doomed = {old, *vectors}
+    doomed = {old, *uncommitted}
     assert api.totals()["delete"] == footprint(doomed)
     # DRY RUN deletes nothing; VACUUM deletes exactly the DELETE rows.
-    assert all(os.path.exists(p) for p in (kept, removed, old, recent, *vectors))
+    assert all(os.path.exists(p) for p in (kept, removed, old, recent, *uncommitted))
     expected = footprint(doomed)
     assert vacuum(lake, "VACUUM s") == expected
     assert not any(os.path.exists(p) for p in doomed)
@@ -200,15 +200,15 @@ def test_vacuum_of_the_source_keeps_what_clones_need(lake: lakeclone.Lake, reten
     lake.sql("DELETE FROM c1")  # only c2 (a clone of a clone) needs the first file now
     lake.sql("DROP TABLE dropped")  # only a dropped, still undroppable clone needs the second
     lake.sql("DELETE FROM s")
-    vectors = uncommitted_writes(source)
+    uncommitted = uncommitted_writes(source)
 
     plan = dry_run(lake, "VACUUM s RETAIN 0 HOURS DRY RUN")
     assert plan == {
         os.path.relpath(first, source): (os.path.getsize(first), "KEEP", "clone LAKE.PUBLIC.C2@0"),
         os.path.relpath(second, source): (os.path.getsize(second), "KEEP", "clone LAKE.PUBLIC.DROPPED@0"),
-        **deleted(source, vectors),
+        **deleted(source, uncommitted),
     }
-    expected = footprint(vectors)
+    expected = footprint(uncommitted)
     assert vacuum(lake, "VACUUM s RETAIN 0 HOURS") == expected
     assert os.path.exists(first) and os.path.exists(second)
     lake.sql("UNDROP TABLE dropped")
@@ -230,15 +230,15 @@ def test_vacuum_of_a_clone_keeps_what_others_need(
     lake.sql("CREATE TABLE cc CLONE c")  # references c's own file and one of s's
     lake.sql("DELETE FROM c WHERE id = 1")  # c itself no longer needs its file
     lake.sql("DROP TABLE cc")
-    vectors = uncommitted_writes(clone)
+    uncommitted = uncommitted_writes(clone)
     source_before = {f: os.path.getsize(f) for f in folder_files(source)}
 
     plan = dry_run(lake, "VACUUM c RETAIN 0 HOURS DRY RUN")
     assert plan == {
         os.path.relpath(own, clone): (os.path.getsize(own), "KEEP", "clone LAKE.PUBLIC.CC@0"),
-        **deleted(clone, vectors),
+        **deleted(clone, uncommitted),
     }
-    expected = footprint(vectors)
+    expected = footprint(uncommitted)
     assert vacuum(lake, "VACUUM c RETAIN 0 HOURS") == expected
     # VACUUM of a clone never touches another table's folder.
     assert {f: os.path.getsize(f) for f in folder_files(source)} == source_before
