@@ -46,7 +46,10 @@ def kernel_read(location: str) -> pa.Table:
 
 def kernel_rows(location: str) -> list[tuple[Any, ...]]:
     """The kernel's rows as sorted tuples, columns in schema order (None sorts first)."""
-    table = kernel_read(location)
+    return _arrow_rows(kernel_read(location))
+
+
+def _arrow_rows(table: pa.Table) -> list[tuple[Any, ...]]:
     rows = [tuple(_naive_utc(r[name]) for name in table.column_names) for r in table.to_pylist()]
     return sorted(rows, key=_sort_key)
 
@@ -56,9 +59,7 @@ def deltars_rows(location: str) -> list[tuple[Any, ...]]:
 
     delta-rs 1.6 refuses tables with the deletion vectors reader feature.
     """
-    table = deltalake.DeltaTable(str(local_path(location))).to_pyarrow_table()
-    rows = [tuple(_naive_utc(r[name]) for name in table.column_names) for r in table.to_pylist()]
-    return sorted(rows, key=_sort_key)
+    return _arrow_rows(deltalake.DeltaTable(str(local_path(location))).to_pyarrow_table())
 
 
 def spark_rows(spark: Any, location: str) -> list[tuple[Any, ...]]:
@@ -93,11 +94,7 @@ def commit_actions(location: str, version: int) -> list[dict[str, Any]]:
 
 def protocol(location: str) -> dict[str, Any]:
     """The table's protocol action at its latest version."""
-    for version in range(latest_version(location), -1, -1):
-        found = [a["protocol"] for a in commit_actions(location, version) if "protocol" in a]
-        if found:
-            return found[-1]
-    raise AssertionError(f"no protocol action in {location}")
+    return dict(_last_action(location, "protocol", latest_version(location)))
 
 
 def latest_version(location: str) -> int:
@@ -200,11 +197,16 @@ def folder_files(location: str) -> set[str]:
 def table_configuration(location: str, version: int | None = None) -> dict[str, str]:
     """The table properties (``metaData.configuration``) in force at ``version`` (the latest when None)."""
     end = latest_version(location) if version is None else version
+    return dict(_last_action(location, "metaData", end).get("configuration") or {})
+
+
+def _last_action(location: str, kind: str, end: int) -> dict[str, Any]:
+    """The newest ``kind`` action (``metaData``, ``protocol``) in the commits up to version ``end``."""
     for v in range(end, -1, -1):
-        for action in commit_actions(location, v):
-            if "metaData" in action:
-                return dict(action["metaData"].get("configuration") or {})
-    raise ValueError(f"no metaData action in the log of {location} up to version {end}")
+        found = [action[kind] for action in commit_actions(location, v) if kind in action]
+        if found:
+            return dict(found[-1])
+    raise ValueError(f"no {kind} action in the log of {location} up to version {end}")
 
 
 def live_stats(location: str, version: int | None = None) -> dict[str, dict[str, Any]]:
