@@ -98,9 +98,10 @@ def log(message: str) -> None:
 
 def table_properties(*, deletion_vectors: bool = False) -> str:
     """``TBLPROPERTIES (...)`` with the properties lakeclone gives every table it creates (and deletion vectors if asked)."""
+    from lakeclone.deletion_vectors import DELTA_PROPERTY
     from lakeclone.delta.statements import TABLE_PROPERTIES
 
-    properties = {**TABLE_PROPERTIES, **({"delta.enableDeletionVectors": "true"} if deletion_vectors else {})}
+    properties = {**TABLE_PROPERTIES, **({DELTA_PROPERTY: "true"} if deletion_vectors else {})}
     pairs = ", ".join(f"'{key}' = '{value}'" for key, value in properties.items())
     return f"TBLPROPERTIES ({pairs})"
 
