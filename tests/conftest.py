@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import pytest
+from warehouse_templates import Build, WarehouseTemplates
 
 import lakeclone
 
@@ -46,6 +47,25 @@ def clock() -> lakeclone.ManualClock:
 def lake(tmp_path: Path, spark: SparkSession, clock: lakeclone.ManualClock) -> lakeclone.Lake:
     """A Lake on an empty warehouse of its own."""
     return lakeclone.connect(tmp_path / "warehouse", spark=spark, clock=clock)
+
+
+@pytest.fixture(scope="session")
+def warehouse_templates(tmp_path_factory: pytest.TempPathFactory, spark: SparkSession) -> WarehouseTemplates:
+    """This test process's templates: each built on first use (see warehouse_templates.py)."""
+    return WarehouseTemplates(tmp_path_factory.mktemp("templates"), spark, START)
+
+
+@pytest.fixture
+def copy_of(
+    warehouse_templates: WarehouseTemplates, tmp_path: Path, clock: lakeclone.ManualClock
+) -> Callable[[Build], lakeclone.Lake]:
+    """``copy_of(build)``: a Lake on this test's own copy of the warehouse ``build`` makes, built once per process.
+
+    For a fixture whose statements every test of a file runs before its own:
+    the copy is in ``tmp_path / "warehouse"``, where ``lake``'s would be, and
+    ``clock`` stands where the build left it.
+    """
+    return lambda build: warehouse_templates.copy(build, tmp_path / "warehouse", clock)
 
 
 RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"

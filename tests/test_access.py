@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from delta_reader import latest_version, local_path, spark_rows
 from lake_helpers import location, rows
+from warehouse_templates import Build
 
 import lakeclone
 from lakeclone.catalog.migrations import MIGRATIONS
@@ -63,16 +64,19 @@ def state(admin: lakeclone.Lake) -> dict[str, Any]:
     return snapshot
 
 
-@pytest.fixture
-def admin(lake: lakeclone.Lake) -> lakeclone.Lake:
-    """A warehouse with table T (rows 1, 2, 3), table SRC, view V and stream S on T, as the administrator."""
+def _tables_view_and_stream(lake: lakeclone.Lake) -> None:
     lake.sql("CREATE TABLE t (a INT) CHANGE_TRACKING = TRUE")
     lake.sql("INSERT INTO t VALUES (1), (2), (3)")
     lake.sql("CREATE TABLE src (a INT)")
     lake.sql("INSERT INTO src VALUES (3), (4)")
     lake.sql("CREATE VIEW v AS SELECT a FROM t WHERE a > 1")
     lake.sql("CREATE STREAM s ON TABLE t")
-    return lake
+
+
+@pytest.fixture
+def admin(copy_of: Callable[[Build], lakeclone.Lake]) -> lakeclone.Lake:
+    """A warehouse with table T (rows 1, 2, 3), table SRC, view V and stream S on T, as the administrator."""
+    return copy_of(_tables_view_and_stream)
 
 
 @dataclass(frozen=True)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Callable
 from decimal import Decimal
 
 import pytest
 from delta_reader import commit_actions, deltars_rows, kernel_rows, latest_version, live_adds, protocol, spark_rows
 from lake_helpers import location, rows
+from warehouse_templates import Build
 
 import lakeclone
 
@@ -56,11 +58,14 @@ def unchanged_after(lake: lakeclone.Lake, name: str, statement: str, match: str)
     assert rows(lake, f"SELECT * FROM {name}") == before_rows
 
 
-@pytest.fixture
-def people(lake: lakeclone.Lake) -> lakeclone.Lake:
+def _people(lake: lakeclone.Lake) -> None:
     lake.sql("CREATE TABLE people (id INT NOT NULL, name STRING, age INT)")
     lake.sql("INSERT INTO people VALUES (1, 'ann', 30), (2, 'bob', 40), (3, 'cy', 50)")
-    return lake
+
+
+@pytest.fixture
+def people(copy_of: Callable[[Build], lakeclone.Lake]) -> lakeclone.Lake:
+    return copy_of(_people)
 
 
 # INSERT --------------------------------------------------------------------------------------------

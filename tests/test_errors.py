@@ -6,12 +6,14 @@ import subprocess
 import sys
 import textwrap
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 from lake_helpers import rows
 from sqlglot import exp
+from warehouse_templates import Build
 
 import lakeclone
 from lakeclone.engine import registry
@@ -37,10 +39,13 @@ def failure(lake: lakeclone.Lake, sql: str) -> lakeclone.LakecloneError:
     return caught.value
 
 
-@pytest.fixture
-def people(lake: lakeclone.Lake) -> lakeclone.Lake:
+def _ann_and_bob(lake: lakeclone.Lake) -> None:
     lake.sql("CREATE TABLE people (id INT, name STRING); INSERT INTO people VALUES (1, 'ann'), (2, 'bob')")
-    return lake
+
+
+@pytest.fixture
+def people(copy_of: Callable[[Build], lakeclone.Lake]) -> lakeclone.Lake:
+    return copy_of(_ann_and_bob)
 
 
 # Short tracebacks -----------------------------------------------------------------------------------

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import itertools
 import sqlite3
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from delta_reader import latest_version, spark_rows
 from lake_helpers import location
+from warehouse_templates import Build
 
 import lakeclone
 from lakeclone.engine import registry
@@ -52,9 +54,7 @@ def rows(lake: lakeclone.Lake, sql: str) -> list[tuple[Any, ...]]:
     return sorted(tuple(r) for r in lake.sql(sql).collect())
 
 
-@pytest.fixture
-def admin(lake: lakeclone.Lake) -> lakeclone.Lake:
-    """People (id, name, email, region) with a masking policy on email and a row access policy on region."""
+def _people_with_policies(lake: lakeclone.Lake) -> None:
     lake.sql("CREATE TABLE people (id INT, name STRING, email STRING, region STRING) CHANGE_TRACKING = TRUE")
     lake.sql(
         "INSERT INTO people VALUES (1, 'ann', 'ann@x.com', 'EU'), (2, 'bob', 'bob@x.com', 'US'), "
@@ -64,7 +64,12 @@ def admin(lake: lakeclone.Lake) -> lakeclone.Lake:
     lake.sql("INSERT INTO region_map VALUES ('ANALYST_EU', 'EU'), ('HR', 'EU'), ('HR', 'US')")
     lake.sql(MASK_EMAIL)
     lake.sql(BY_REGION)
-    return lake
+
+
+@pytest.fixture
+def admin(copy_of: Callable[[Build], lakeclone.Lake]) -> lakeclone.Lake:
+    """People (id, name, email, region) with a masking policy on email and a row access policy on region."""
+    return copy_of(_people_with_policies)
 
 
 def protect(lake: lakeclone.Lake, table: str = "people") -> None:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 
 import pytest
 from lake_helpers import rows
+from warehouse_templates import Build
 
 import lakeclone
 from lakeclone.errors import ObjectNotFoundError, SqlCompilationError, SqlSyntaxError
@@ -13,8 +15,7 @@ from lakeclone.errors import ObjectNotFoundError, SqlCompilationError, SqlSyntax
 pytestmark = pytest.mark.spark
 
 
-@pytest.fixture
-def shop(lake: lakeclone.Lake) -> lakeclone.Lake:
+def _customers_and_orders(lake: lakeclone.Lake) -> None:
     lake.sql(
         "CREATE TABLE customers (id INT, name STRING, city STRING);"
         "INSERT INTO customers VALUES (1, 'ann', 'oslo'), (2, 'bob', 'rome'), (3, 'cy', 'oslo'), (4, 'dee', NULL);"
@@ -22,7 +23,11 @@ def shop(lake: lakeclone.Lake) -> lakeclone.Lake:
         "INSERT INTO orders VALUES (10, 1, 5.0, '2024-01-01'), (11, 1, 7.5, '2024-01-03'), "
         "(12, 2, 100.0, '2024-01-02'), (13, 3, 1.0, '2024-01-02'), (14, 9, 2.0, '2024-01-05')"
     )
-    return lake
+
+
+@pytest.fixture
+def shop(copy_of: Callable[[Build], lakeclone.Lake]) -> lakeclone.Lake:
+    return copy_of(_customers_and_orders)
 
 
 def ordered(lake: lakeclone.Lake, sql: str) -> list[tuple]:
@@ -257,10 +262,13 @@ def test_runtime_failures_of_statements_are_lakeclone_errors(shop: lakeclone.Lak
 # SAMPLE --------------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def thousand(lake: lakeclone.Lake) -> lakeclone.Lake:
+def _thousand_numbers(lake: lakeclone.Lake) -> None:
     lake.sql("CREATE TABLE numbers AS SELECT id FROM range(1000)")
-    return lake
+
+
+@pytest.fixture
+def thousand(copy_of: Callable[[Build], lakeclone.Lake]) -> lakeclone.Lake:
+    return copy_of(_thousand_numbers)
 
 
 def count(lake: lakeclone.Lake, sql: str) -> int:

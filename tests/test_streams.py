@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 
 import pytest
 from delta_reader import kernel_rows, live_adds, spark_rows
 from lake_helpers import location, rows
 from pyspark.sql import Row
+from warehouse_templates import Build
 
 import lakeclone
 from lakeclone.catalog.entries import Consumption
@@ -27,13 +29,16 @@ def stream(lake: lakeclone.Lake, name: str) -> Row:
     return row
 
 
-@pytest.fixture
-def raw(lake: lakeclone.Lake) -> lakeclone.Lake:
-    """A table RAW (ID, V) holding (1, 'a'), (2, 'b'), and a stream S on it made after them."""
+def _raw_and_stream(lake: lakeclone.Lake) -> None:
     lake.sql("CREATE TABLE raw (id INT, v STRING)")
     lake.sql("INSERT INTO raw VALUES (1, 'a'), (2, 'b')")
     lake.sql("CREATE STREAM s ON TABLE raw")
-    return lake
+
+
+@pytest.fixture
+def raw(copy_of: Callable[[Build], lakeclone.Lake]) -> lakeclone.Lake:
+    """A table RAW (ID, V) holding (1, 'a'), (2, 'b'), and a stream S on it made after them."""
+    return copy_of(_raw_and_stream)
 
 
 # What a stream returns ------------------------------------------------------------------------

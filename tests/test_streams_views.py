@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from delta_reader import kernel_rows, spark_rows
 from lake_helpers import location, rows
 from pyspark.sql import Row
+from warehouse_templates import Build
 
 import lakeclone
 
@@ -24,15 +27,18 @@ def fails(lake: lakeclone.Lake, sql: str, message: str) -> None:
         lake.sql(sql).collect()
 
 
-@pytest.fixture
-def shop(lake: lakeclone.Lake) -> lakeclone.Lake:
-    """ORDERS (ID, CUST, AMOUNT) and CUSTOMERS (CID, NAME), three orders by two customers."""
+def _orders_customers_and_view(lake: lakeclone.Lake) -> None:
     lake.sql("CREATE TABLE orders (id INT, cust INT, amount INT)")
     lake.sql("CREATE TABLE customers (cid INT, name STRING)")
     lake.sql("INSERT INTO orders VALUES (1, 10, 100), (2, 20, 200), (3, 10, 50)")
     lake.sql("INSERT INTO customers VALUES (10, 'ann'), (20, 'bob')")
     lake.sql("CREATE VIEW named AS SELECT o.id, c.name, o.amount FROM orders o JOIN customers c ON o.cust = c.cid")
-    return lake
+
+
+@pytest.fixture
+def shop(copy_of: Callable[[Build], lakeclone.Lake]) -> lakeclone.Lake:
+    """ORDERS (ID, CUST, AMOUNT) and CUSTOMERS (CID, NAME), three orders by two customers."""
+    return copy_of(_orders_customers_and_view)
 
 
 # What a stream on a view returns --------------------------------------------------------------------

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pytest
 from delta_reader import commit_actions, sorted_rows
+from warehouse_templates import Build, WarehouseTemplates
 
 import lakeclone
 
@@ -35,9 +37,9 @@ class History:
     windows: dict[int, tuple[dt.datetime, dt.datetime]]  # version -> clock before and after its statement
 
 
-@pytest.fixture
-def hist(lake: lakeclone.Lake, clock: lakeclone.ManualClock) -> History:
-    """Table T at versions 0..3, a minute apart: create, insert, update, delete."""
+def _four_versions(lake: lakeclone.Lake) -> tuple[dict[int, str], dict[int, dt.datetime], dict[int, tuple[dt.datetime, dt.datetime]]]:
+    clock = lake.clock
+    assert isinstance(clock, lakeclone.ManualClock)
     statements = [
         "CREATE TABLE t (id INT, v STRING)",
         "INSERT INTO t VALUES (1, 'a'), (2, 'b')",
@@ -54,6 +56,16 @@ def hist(lake: lakeclone.Lake, clock: lakeclone.ManualClock) -> History:
         query_ids[version] = lake.last_query_id
     clock.advance(minutes=1)
     commit_times = {r.version: r.timestamp for r in lake.sql("DESCRIBE HISTORY t").collect()}
+    return query_ids, commit_times, windows
+
+
+@pytest.fixture
+def hist(
+    copy_of: Callable[[Build], lakeclone.Lake], warehouse_templates: WarehouseTemplates, clock: lakeclone.ManualClock
+) -> History:
+    """Table T at versions 0..3, a minute apart: create, insert, update, delete."""
+    lake = copy_of(_four_versions)
+    query_ids, commit_times, windows = warehouse_templates.built(_four_versions)
     return History(lake, clock, query_ids, commit_times, windows)
 
 

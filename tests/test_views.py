@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 from lake_helpers import rows
+from warehouse_templates import Build
 
 import lakeclone
 from lakeclone.catalog.names import QualifiedName
@@ -21,12 +22,15 @@ from lakeclone.views import base_tables, view_definition
 pytestmark = pytest.mark.spark
 
 
-@pytest.fixture
-def orders(lake: lakeclone.Lake) -> lakeclone.Lake:
-    """A Lake whose LAKE.PUBLIC.ORDERS holds three rows."""
+def _three_orders(lake: lakeclone.Lake) -> None:
     lake.sql("CREATE TABLE orders (id INT, region STRING, amount INT)")
     lake.sql("INSERT INTO orders VALUES (1, 'EU', 10), (2, 'US', 20), (3, 'EU', 30)")
-    return lake
+
+
+@pytest.fixture
+def orders(copy_of: Callable[[Build], lakeclone.Lake]) -> lakeclone.Lake:
+    """A Lake whose LAKE.PUBLIC.ORDERS holds three rows."""
+    return copy_of(_three_orders)
 
 
 @pytest.fixture

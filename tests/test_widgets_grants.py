@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import base64
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
+from warehouse_templates import Build
 
 import lakeclone
 from lakeclone.catalog.store import Catalog, TableEntry
@@ -31,14 +32,7 @@ def session_as(admin: lakeclone.Lake, role: str) -> lakeclone.Lake:
     return lakeclone.connect(admin.warehouse, spark=admin.spark, clock=admin.clock, user=user, role=role)
 
 
-@pytest.fixture
-def team(lake: lakeclone.Lake) -> lakeclone.Lake:
-    """Schema PROD with table ORDERS, table SECRET, view RECENT, stream FEED and sequence IDS, and three roles.
-
-    ACCOUNTADMIN owns everything; ENGINEER holds INSERT on ORDERS WITH GRANT OPTION, SELECT on the
-    view and USAGE on the sequence; READER holds SELECT on ORDERS; ANALYST is granted READER (so
-    inherits its SELECT) and USAGE on the schema; nobody but the administrator sees SECRET.
-    """
+def _team(lake: lakeclone.Lake) -> None:
     for statement in (
         "CREATE SCHEMA prod",
         "CREATE TABLE prod.orders (id INT, email STRING) CHANGE_TRACKING = TRUE",
@@ -60,7 +54,17 @@ def team(lake: lakeclone.Lake) -> lakeclone.Lake:
         "GRANT USAGE ON SEQUENCE prod.ids TO ROLE engineer",
     ):
         lake.sql(statement)
-    return lake
+
+
+@pytest.fixture
+def team(copy_of: Callable[[Build], lakeclone.Lake]) -> lakeclone.Lake:
+    """Schema PROD with table ORDERS, table SECRET, view RECENT, stream FEED and sequence IDS, and three roles.
+
+    ACCOUNTADMIN owns everything; ENGINEER holds INSERT on ORDERS WITH GRANT OPTION, SELECT on the
+    view and USAGE on the sequence; READER holds SELECT on ORDERS; ANALYST is granted READER (so
+    inherits its SELECT) and USAGE on the schema; nobody but the administrator sees SECRET.
+    """
+    return copy_of(_team)
 
 
 def cell(widget: GrantsWidget, name: str, role: str) -> str:
