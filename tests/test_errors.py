@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from lake_helpers import rows
+from lake_helpers import rows, worker_env
 from sqlglot import exp
 from warehouse_templates import Build
 
@@ -297,6 +297,7 @@ def test_a_terminal_script_prints_no_java_traces(tmp_path: Path) -> None:
         [sys.executable, str(script), str(tmp_path / "warehouse")],
         capture_output=True,
         text=True,
+        env=worker_env(),
         timeout=300,
         check=False,
     )

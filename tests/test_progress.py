@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING, ClassVar
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
+from lake_helpers import worker_env
 from traitlets.config import Config
 
 import lakeclone
@@ -308,7 +308,7 @@ def test_a_terminal_script_shows_progress_only_when_asked(tmp_path: Path) -> Non
         [sys.executable, str(script), str(tmp_path)],
         capture_output=True,
         cwd=tmp_path,
-        env={**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8"},
+        env={**worker_env(), "PYTHONIOENCODING": "utf-8"},
         timeout=300,
         check=False,
     )

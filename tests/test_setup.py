@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from lake_helpers import worker_env
 
 from lakeclone import jars
 from lakeclone.catalog.entries import TableKind
@@ -81,6 +82,7 @@ def test_a_session_without_delta_is_refused_and_configure_spark_fixes_it(tmp_pat
             stderr=subprocess.PIPE,
             text=True,
             cwd=tmp_path,
+            env=worker_env(),
         )
         for mode in ("plain", "configured")
     }
