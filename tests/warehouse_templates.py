@@ -73,7 +73,7 @@ class WarehouseTemplates:
             contextlib.closing(sqlite3.connect(into / CATALOG_FILE)) as target,
         ):
             source.backup(target)
-            _relocate(target, str(template.warehouse), str(into))
+            _relocate(target, template.warehouse, into)
         behind = template.ended - clock.peek()
         clock.advance(seconds=max(behind.total_seconds(), 0.0))
         return lakeclone.connect(into, spark=self._spark, clock=clock)
@@ -92,28 +92,35 @@ class WarehouseTemplates:
         return template
 
 
-def _relocate(catalog: sqlite3.Connection, old: str, new: str) -> None:
-    """Rewrite every text value of the catalog that names ``old``'s folder to name ``new``'s."""
+def _relocate(catalog: sqlite3.Connection, old: Path, new: Path) -> None:
+    """Rewrite every text value of the catalog that names ``old``'s folder to name ``new``'s.
+
+    Then no value may still hold the template's folder name in any spelling (a
+    percent-encoded URI would escape the rewrite).
+    """
     tables = [name for (name,) in catalog.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    columns = [(table, row[1]) for table in tables for row in catalog.execute(f'PRAGMA table_info("{table}")')]
     with catalog:
-        for table in tables:
-            for column in [row[1] for row in catalog.execute(f'PRAGMA table_info("{table}")')]:
-                catalog.execute(
-                    f'UPDATE "{table}" SET "{column}" = replace("{column}", ?, ?) '
-                    f'WHERE typeof("{column}") = \'text\' AND instr("{column}", ?) > 0',
-                    (old, new, old),
-                )
-        for table in tables:
-            for column in [row[1] for row in catalog.execute(f'PRAGMA table_info("{table}")')]:
-                (left,) = catalog.execute(
-                    f'SELECT count(*) FROM "{table}" WHERE typeof("{column}") = \'text\' AND instr("{column}", ?) > 0', (old,)
-                ).fetchone()
-                assert left == 0, f"the copy's catalog still names the template's folder in {table}.{column}"
+        for table, column in columns:
+            catalog.execute(
+                f'UPDATE "{table}" SET "{column}" = replace("{column}", ?, ?) '
+                f'WHERE typeof("{column}") = \'text\' AND instr("{column}", ?) > 0',
+                (str(old), str(new), str(old)),
+            )
+    for table, column in columns:
+        (left,) = catalog.execute(
+            f'SELECT count(*) FROM "{table}" WHERE typeof("{column}") = \'text\' AND instr("{column}", ?) > 0',
+            (old.parent.name,),
+        ).fetchone()
+        assert left == 0, f"the copy's catalog still names the template's folder in {table}.{column}"
 
 
 def _refuse_self_references(warehouse: Path) -> None:
-    """Fail unless every Delta log of the template names its files relative to its table's folder."""
-    named = str(warehouse).encode()
+    """Fail unless every Delta log of the template names its files relative to its table's folder.
+
+    Looks for the template's folder name, which a path names in any spelling.
+    """
+    named = warehouse.parent.name.encode()
     for log in warehouse.rglob("_delta_log/*"):
         if log.is_file() and named in log.read_bytes():
             raise AssertionError(
