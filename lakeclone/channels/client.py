@@ -344,7 +344,7 @@ class StreamingClient:
 
     def _policy(self, table: TableEntry) -> CompactionPolicy:
         """The table's compaction settings: its Delta properties, under the Lake's Spark session's settings."""
-        configuration = self.executor.delta.table(table.location).metadata_action().get("configuration") or {}
+        configuration = self.executor.delta.table(table.location).configuration()
         return CompactionPolicy.read(self.lake.spark, configuration)
 
     def _compact_if_due(self, table: TableEntry) -> bool:

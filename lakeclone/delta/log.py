@@ -208,6 +208,10 @@ class TableLog:
         snap = self._latest() if version is None else self._at(version)
         return dict(json.loads(str(snap.metadata().json()))["metaData"])
 
+    def configuration(self, version: int | None = None) -> dict[str, str]:
+        """The table properties (``metaData.configuration``) of ``version`` (the latest when None)."""
+        return dict(self.metadata_action(version).get("configuration") or {})
+
     def add_actions(self, version: int | None = None) -> list[dict[str, Any]]:
         """The add actions of ``version``'s live files (the latest when None), as Delta's JSON form of them."""
         snap = self._latest() if version is None else self._at(version)

@@ -41,7 +41,7 @@ def start(execution: Execution, entry: TableEntry) -> int:
     if interval is not None:
         return interval.since_version
     log = execution.delta.table(entry.location)
-    configuration = log.metadata_action().get("configuration", {})
+    configuration = log.configuration()
     properties = {key: "true" for key in (CHANGE_DATA_FEED, ROW_TRACKING) if configuration.get(key) != "true"}
     if properties:
         with execution.work.delta(target=entry.location):
