@@ -31,6 +31,11 @@ def location(lake: lakeclone.Lake, name: str) -> str:
     return str(local_path(detail.location)).rstrip("/")
 
 
+def parameters(lake: lakeclone.Lake, table: str) -> dict[str, tuple[str, str]]:
+    """``SHOW PARAMETERS IN TABLE``: each parameter's value and the level it is set at."""
+    return {r.key: (r.value, r.level) for r in lake.sql(f"SHOW PARAMETERS IN TABLE {table}").collect()}
+
+
 def catalog_entry(lake: lakeclone.Lake, name: str, schema: str = "PUBLIC", database: str = "LAKE") -> TableEntry | None:
     """A table's row in the warehouse's catalog, read directly."""
     catalog = Catalog(lake.warehouse / "catalog.sqlite")

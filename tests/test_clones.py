@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from delta_reader import kernel_rows, live_files, log_file_path, spark_rows
-from lake_helpers import location, rows
+from lake_helpers import location, parameters, rows
 
 import lakeclone
 from lakeclone.catalog.store import Catalog
@@ -280,9 +280,6 @@ def test_clone_at_a_point_outside_retention(lake: lakeclone.Lake, clock: lakeclo
 
 # Parameters ------------------------------------------------------------------------------
 
-
-def parameters(lake: lakeclone.Lake, table: str) -> dict[str, tuple[str, str]]:
-    return {r.key: (r.value, r.level) for r in lake.sql(f"SHOW PARAMETERS IN TABLE {table}").collect()}
 
 
 def test_clone_inherits_the_source_table_parameters_but_not_its_containers(lake: lakeclone.Lake) -> None:

@@ -9,7 +9,7 @@ from decimal import Decimal
 
 import pytest
 from delta_reader import commit_actions, deltars_rows, kernel_rows, latest_version, live_adds, protocol, spark_rows
-from lake_helpers import location, rows
+from lake_helpers import location, parameters, rows
 from warehouse_templates import Build
 
 import lakeclone
@@ -493,9 +493,6 @@ def test_deletion_vectors_are_turned_on_and_off_per_table(lake: lakeclone.Lake) 
     assert rows(lake, "SELECT * FROM t") == [(0,), *((i,) for i in range(3, 20))] == kernel_rows(folder)
     assert rows(lake, "SELECT * FROM t AT(VERSION => 3)") == [(0,), *((i,) for i in range(2, 20))]
 
-
-def parameters(lake: lakeclone.Lake, table: str) -> dict[str, tuple[str, str]]:
-    return {r.key: (r.value, r.level) for r in lake.sql(f"SHOW PARAMETERS IN TABLE {table}").collect()}
 
 
 def test_dml_that_matches_nothing_changes_no_file(three_files: lakeclone.Lake) -> None:
