@@ -5,7 +5,8 @@ every session start, and goes to the network whenever its cache is partial.
 lakeclone instead fetches ``io.delta:delta-spark_<spark>_2.13`` and its
 dependencies once (``python -m lakeclone.jars``, which ``bin/setup`` runs),
 drops the jars Spark already ships, and records the rest in a manifest. A
-session start then reads only that folder.
+session start then reads only that folder. The same command then builds the
+JVM class-data archive beside them (:mod:`lakeclone.jvm_archive`).
 
 The folder is ``$LAKECLONE_JARS`` if set, else ``<sys.prefix>/share/lakeclone/jars``,
 so each virtual environment has its own, matching its pyspark and delta-spark.
@@ -216,12 +217,23 @@ def _fetch_with_ivy(artifact: DeltaArtifact, scratch: Path, out: Path) -> None:
 
 
 def main() -> int:
-    """``python -m lakeclone.jars``: fetch the jars (if needed) and print their folder."""
+    """``python -m lakeclone.jars``: fetch the jars and build the JVM class-data archive (if needed); print the folder.
+
+    The archive only saves start-up time, so failing to build it is a warning,
+    not a failed setup.
+    """
+    from lakeclone import jvm_archive
+
     try:
-        print(fetch())
+        folder = fetch()
     except SetupError as error:
         print(f"lakeclone.jars: {error}", file=sys.stderr)
         return 1
+    try:
+        jvm_archive.build()
+    except SetupError as error:
+        print(f"lakeclone.jars: sessions will start without a class-data archive: {error}", file=sys.stderr)
+    print(folder)
     return 0
 
 

@@ -152,9 +152,17 @@ def embedded_spark() -> SparkSession:
     return spark
 
 
-def embedded_builder(app_name: str = "lakeclone") -> SparkSession.Builder:
-    """The embedded session's builder: ``local[*]``, :data:`EMBEDDED_CONFIG`, lakeclone's log settings and Delta."""
+def embedded_builder(app_name: str = "lakeclone", *, java_options: str | None = None) -> SparkSession.Builder:
+    """The embedded session's builder: ``local[*]``, :data:`EMBEDDED_CONFIG`, lakeclone's log settings and Delta.
+
+    Args:
+        app_name: Spark's name for the application.
+        java_options: extra options for the driver's JVM; by default those that
+            map the class-data archive setup built (see :mod:`lakeclone.jvm_archive`).
+    """
     from pyspark.sql import SparkSession
+
+    from lakeclone import jvm_archive
 
     # Spark warns at start-up when the host name resolves to loopback; on one
     # machine that is exactly what an embedded session wants.
@@ -163,7 +171,10 @@ def embedded_builder(app_name: str = "lakeclone") -> SparkSession.Builder:
     builder = (
         SparkSession.builder.master("local[*]")
         .appName(app_name)
-        .config("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile={log_config}")
+        .config(
+            "spark.driver.extraJavaOptions",
+            f"-Dlog4j.configurationFile={log_config} {jvm_archive.java_options() if java_options is None else java_options}",
+        )
     )
     for key, value in EMBEDDED_CONFIG.items():
         builder = builder.config(key, value)

@@ -1,20 +1,36 @@
-"""Each tutorial notebook run by nbval gets a fresh warehouse of its own.
+"""Each tutorial notebook run by nbval gets a fresh warehouse of its own, and a kernel whose JVM runs as the tests' do.
 
-A hook, not a fixture: nbval starts a notebook's kernel before any fixture
-runs, and the kernel inherits LAKECLONE_WAREHOUSE from this process.
+Hooks, not fixtures: nbval starts a notebook's kernel before any fixture
+runs, and the kernel inherits this process's environment as it stands then.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from jvm_settings import worker_env  # noqa: E402  (the tests' folder is not a package)
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item: pytest.Item) -> None:
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    """Around the setup of a notebook's first cell, where nbval starts its kernel: the kernel's environment."""
     notebook = item.parent
-    if notebook is not None and not hasattr(notebook, "lakeclone_warehouse"):
-        notebook.lakeclone_warehouse = tempfile.mkdtemp(prefix="lakeclone-nb-")  # type: ignore[attr-defined]
-        os.environ["LAKECLONE_WAREHOUSE"] = notebook.lakeclone_warehouse  # type: ignore[attr-defined]
+    if notebook is None or hasattr(notebook, "lakeclone_warehouse"):
+        return (yield)
+    notebook.lakeclone_warehouse = tempfile.mkdtemp(prefix="lakeclone-nb-")  # type: ignore[attr-defined]
+    kernel_env = {**worker_env(), "LAKECLONE_WAREHOUSE": notebook.lakeclone_warehouse}  # type: ignore[attr-defined]
+    before = dict(os.environ)
+    os.environ.update(kernel_env)
+    try:
+        return (yield)
+    finally:
+        # Only the kernel runs with these: this process's later subprocesses choose their own.
+        os.environ.clear()
+        os.environ.update(before)

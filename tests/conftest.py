@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import pytest
+from jvm_settings import SPARK_CONF
 from warehouse_templates import Build, WarehouseTemplates
 
 import lakeclone
@@ -26,14 +27,8 @@ def spark() -> SparkSession:
     from lakeclone.session import embedded_spark
 
     spark = embedded_spark()
-    # Tests run thousands of statements on tiny tables, where compiling each
-    # plan to Java costs more than running it: with Spark's interpreted
-    # evaluation test_clones and test_dml ran 8.5% faster on two cores. Spark
-    # guarantees the same results either way (its own suites test both);
-    # notebooks, benchmarks and the worker processes of the kill and crash
-    # tests compile as usual.
-    spark.conf.set("spark.sql.codegen.wholeStage", "false")
-    spark.conf.set("spark.sql.codegen.factoryMode", "NO_CODEGEN")
+    for key, value in SPARK_CONF.items():
+        spark.conf.set(key, value)
     return spark
 
 

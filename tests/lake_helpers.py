@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import subprocess
 import sys
 import uuid
@@ -12,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from delta_reader import local_path, sorted_rows
+from jvm_settings import worker_env
 
 import lakeclone
 from lakeclone.catalog.store import Catalog, TableEntry
@@ -43,18 +43,6 @@ def catalog_entry(lake: lakeclone.Lake, name: str, schema: str = "PUBLIC", datab
         return catalog.table(database, schema, name)
     finally:
         catalog.close()
-
-
-def worker_env() -> dict[str, str]:
-    """The environment of a worker process the tests start (and often kill) while it runs its own Spark.
-
-    Unbuffered output, since the parent reads the worker's progress lines.
-    The worker's JVM compiles with the quick C1 compiler alone: it lives
-    seconds, too short for C2 to pay off. On 2 cores, C2's compiler threads
-    slowed each worker's start and first commits by about a third.
-    """
-    java_options = " ".join(filter(None, (os.environ.get("JAVA_TOOL_OPTIONS"), "-XX:TieredStopAtLevel=1")))
-    return {**os.environ, "PYTHONUNBUFFERED": "1", "JAVA_TOOL_OPTIONS": java_options}
 
 
 def start_worker(

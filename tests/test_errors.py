@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from lake_helpers import rows, worker_env
+from jvm_settings import worker_env
+from lake_helpers import rows
 from sqlglot import exp
 from warehouse_templates import Build
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, ClassVar
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
-from lake_helpers import worker_env
+from jvm_settings import worker_env
 from traitlets.config import Config
 
 import lakeclone

@@ -10,9 +10,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from lake_helpers import worker_env
+from jvm_settings import worker_env
 
-from lakeclone import jars
+from lakeclone import jars, jvm_archive
 from lakeclone.catalog.entries import TableKind
 from lakeclone.catalog.migrations import INITIAL, MIGRATIONS, CatalogVersionError
 from lakeclone.catalog.store import Catalog
@@ -95,6 +95,53 @@ def test_a_session_without_delta_is_refused_and_configure_spark_fixes_it(tmp_pat
     assert refused.startswith("refused:")
     assert "lacks Delta Lake's SQL extension" in refused and "lakeclone.configure_spark" in refused
     assert out["configured"] == ["rows: [1, 2]", "delta reads: 2"]
+
+
+EMBEDDED_SESSION = textwrap.dedent(
+    """
+    from lakeclone.session import embedded_spark
+
+    print(embedded_spark().sql("SELECT 1").first()[0])
+    """
+)
+
+
+@pytest.mark.spark
+def test_the_embedded_session_maps_the_class_archive_setup_built(tmp_path: Path) -> None:
+    # bin/setup's `python -m lakeclone.jars` built it; a stamp names the Java it is for.
+    assert jvm_archive.archive_path().exists()
+    assert jvm_archive.archive_path().with_name(jvm_archive.STAMP).read_text() == jvm_archive.java_identity()
+    script, log = tmp_path / "embedded.py", tmp_path / "classes.log"
+    script.write_text(EMBEDDED_SESSION)
+    env = worker_env()
+    # Spark's launcher JVM writes this log first; the session's JVM, started after it exits, writes it anew.
+    env["JAVA_TOOL_OPTIONS"] += f" -Xlog:class+load=info:file={log}"
+
+    run = subprocess.run(
+        [sys.executable, str(script)], check=False, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300
+    )
+
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.strip() == "1"
+    loaded = re.findall(r"\] (\S+) source: (.*)$", log.read_text(), re.M)
+    # Lambdas' classes are made as the JVM runs; every other class can come from the archive.
+    named = dict((name, source) for name, source in loaded if "$$Lambda" not in name)
+    archived = [name for name, source in named.items() if source == "shared objects file (top)"]
+    assert named["org.apache.spark.sql.SparkSession"] == named["io.delta.sql.DeltaSparkSessionExtension"] == "shared objects file (top)"
+    assert len(named) > 5000 and len(archived) > 0.8 * len(named), (len(archived), len(named))
+
+
+def test_setup_refuses_an_archive_a_jvm_cannot_map(tmp_path: Path) -> None:
+    archive = tmp_path / "classes.jsa"
+    archive.write_bytes(b"not an archive")
+
+    check = subprocess.run(
+        [sys.executable, "-m", "lakeclone.jvm_archive", "--check", str(archive)],
+        check=False, capture_output=True, text=True, cwd=tmp_path, env=worker_env(), timeout=300,
+    )  # fmt: skip
+
+    assert check.returncode != 0
+    assert "An error has occurred while processing the shared archive file" in check.stdout + check.stderr
 
 
 def test_a_catalog_from_before_delta_spark_is_migrated(tmp_path: Path) -> None:
