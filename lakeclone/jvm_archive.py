@@ -11,14 +11,14 @@ starts its JVM with ``-XX:SharedArchiveFile``.
 
 The archive is only valid for the Java that wrote it and the same jars; a
 stamp beside it names that Java and Spark's version, and setup builds it again
-when either changes (Delta's version names the folder it is in). A JVM that cannot use an archive (another Java, changed jars)
-ignores it and loads classes as usual: the archive only ever saves time.
+when either changes (Delta's version names the folder it is in). A JVM that
+cannot use an archive (another Java, changed jars) ignores it and loads
+classes as usual: the archive only ever saves time.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -81,8 +81,9 @@ def java_identity() -> str:
     """What an archive is valid for: the Java binary Spark would start, its full version, and Spark's."""
     import pyspark
 
-    home = os.environ.get("JAVA_HOME")
-    java = os.path.join(home, "bin", "java") if home else shutil.which("java")
+    from lakeclone.session import java_binary
+
+    java = java_binary()
     if not java:
         raise SetupError("No Java was found to build the class-data archive with.")
     done = subprocess.run([java, "-Xshare:auto", "-version"], capture_output=True, text=True, timeout=60, check=False)

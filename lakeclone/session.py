@@ -66,10 +66,15 @@ EMBEDDED_CONFIG = {
 }
 
 
+def java_binary() -> str | None:
+    """The ``java`` Spark would start: ``$JAVA_HOME/bin/java``, else the one on the PATH."""
+    home = os.environ.get("JAVA_HOME")
+    return os.path.join(home, "bin", "java") if home else shutil.which("java")
+
+
 def java_version() -> int | None:
     """The major version of the Java that Spark would start, or None when there is none."""
-    home = os.environ.get("JAVA_HOME")
-    java = os.path.join(home, "bin", "java") if home else shutil.which("java")
+    java = java_binary()
     if not java or not os.path.exists(java):
         return None
     try:
@@ -157,8 +162,9 @@ def embedded_builder(app_name: str = "lakeclone", *, java_options: str | None = 
 
     Args:
         app_name: Spark's name for the application.
-        java_options: extra options for the driver's JVM; by default those that
-            map the class-data archive setup built (see :mod:`lakeclone.jvm_archive`).
+        java_options: the driver JVM's options besides the log settings; by
+            default those that map the class-data archive setup built (see
+            :mod:`lakeclone.jvm_archive`).
     """
     from pyspark.sql import SparkSession
 
