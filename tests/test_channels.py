@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from delta_reader import kernel_rows, spark_rows
-from lake_helpers import location, rows
+from lake_helpers import location, rows, spark_jobs_run
 
 import lakeclone
 from lakeclone.channels import (
@@ -499,6 +499,52 @@ def test_the_txn_version_read_from_the_checksum_is_deltas_own(lake, client) -> N
     assert not log.snapshot_object().checksumOpt().isDefined()
     assert channel_log.txn_version(log, channel._entry.app_id) == reconstructed(channel._entry.app_id)
     assert channel.get_latest_committed_offset_token() == "3"
+
+
+def test_opening_a_channel_reconstructs_no_table_state(lake, client) -> None:
+    from lakeclone.delta.log import Delta
+
+    log = Delta(lake.spark).table("file://" + location(lake, "t"))
+    channel, _ = client.open_channel("c1", table="t", max_client_lag=LONG_LAG)
+    channel.append_rows([{"id": 1}], offset_token="1")
+    channel.flush()
+    lake.spark._jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()  # a snapshot whose state nothing computed yet
+    with spark_jobs_run(lake.spark) as jobs:
+        _, status = client.open_channel("c1", table="t")  # the fence: Delta's txn action alone
+        client.open_channel("c2", table="t")
+    assert jobs == []
+    assert status.latest_committed_offset_token == "1"
+    # Why: Delta 4.4's own read of an app's version reconstructs the state its checksum holds. When an
+    # upgrade reads the checksum itself, this fails: lakeclone.delta.transaction.app_version can go.
+    lake.spark._jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()
+    with spark_jobs_run(lake.spark) as jobs:
+        log.snapshot_object().transactions()
+    assert jobs != []
+
+
+def test_of_two_fences_racing_for_one_channel_the_later_commit_fails(lake, client) -> None:
+    from delta.exceptions import ConcurrentTransactionException
+
+    from lakeclone.delta import transaction
+    from lakeclone.delta.log import Delta
+
+    channel, _ = client.open_channel("c1", table="t", max_client_lag=LONG_LAG)
+    delta, table = Delta(lake.spark), "file://" + location(lake, "t")
+    app_id = channel._entry.app_id
+    first, read_first = transaction.start_txn(delta, table, app_id)
+    second, read_second = transaction.start_txn(delta, table, app_id)
+    assert read_first == read_second >= 0
+
+    def fence(txn: Any, version: int) -> None:
+        jvm = delta.jvm
+        action = jvm.action(json.dumps({"txn": {"appId": app_id, "version": version, "lastUpdated": 0}}))
+        append = jvm.cls("org.apache.spark.sql.streaming.OutputMode").Append()
+        txn.commit(jvm.seq([action]), jvm.operations().StreamingUpdate(append, app_id, version, jvm.none()))
+
+    fence(second, read_second + 1)
+    with pytest.raises(ConcurrentTransactionException):
+        fence(first, read_first + 1)
+    assert transaction.app_version(delta.table(table).snapshot_object(), app_id) == read_second + 1
 
 
 def test_the_history_names_the_channel_and_token(lake, client) -> None:

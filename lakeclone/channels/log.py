@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from lakeclone.delta import transaction
+
 if TYPE_CHECKING:
     from lakeclone.catalog.entries import ChannelEntry
     from lakeclone.delta.log import TableLog
@@ -29,24 +31,10 @@ OPENED = "channelOpened"
 def txn_version(log: TableLog, app_id: str) -> int:
     """The txn version the table's latest snapshot holds for ``app_id``; -1 when it has none.
 
-    Delta keeps every appId's txn version in the version's checksum file when
-    it can compute them incrementally; reading them there spares the state
-    reconstruction (a Spark job over the whole log) that ``transactions`` runs,
-    seconds in a process that has just started. A version without that
-    checksum falls back to the reconstruction.
+    Read from the version's checksum file where Delta wrote them (see
+    :func:`lakeclone.delta.transaction.app_version`).
     """
-    snapshot = log.snapshot_object()
-    checksum = snapshot.checksumOpt()
-    known = checksum.get().setTransactions() if checksum.isDefined() else None
-    if known is not None and known.isDefined():
-        found = known.get()
-        for index in range(int(found.size())):
-            action = found.apply(index)
-            if str(action.appId()) == app_id:
-                return int(action.version())
-        return -1
-    transactions = snapshot.transactions().get(app_id)
-    return int(transactions.get()) if transactions.isDefined() else -1
+    return transaction.app_version(log.snapshot_object(), app_id)
 
 
 def token_at(log: TableLog, entry: ChannelEntry, version: int) -> str | None:

@@ -106,6 +106,43 @@ def commit_clone(
     return int(transaction.commit(jvm.seq(actions), operation))
 
 
+def app_version(snapshot: Any, app_id: str) -> int:
+    """The transaction version Delta's ``snapshot`` holds for ``app_id``; -1 when it holds none.
+
+    Delta 4.4's own ``Snapshot.transactions`` (and so ``txnVersion``)
+    reconstructs the snapshot's whole state, Spark jobs over the log (about a
+    second warm, seconds in a new process), although the version's checksum
+    file already holds every app's version whenever Delta could compute them
+    incrementally. They are read there; a version without that checksum falls
+    back to the reconstruction.
+    """
+    checksum = snapshot.checksumOpt()
+    known = checksum.get().setTransactions() if checksum.isDefined() else None
+    if known is not None and known.isDefined():
+        found = known.get()
+        for index in range(int(found.size())):
+            action = found.apply(index)
+            if str(action.appId()) == app_id:
+                return int(action.version())
+        return -1
+    transactions = snapshot.transactions().get(app_id)
+    return int(transactions.get()) if transactions.isDefined() else -1
+
+
+def start_txn(delta: Delta, location: str, app_id: str) -> tuple[Any, int]:
+    """A Delta transaction on ``location`` that has read ``app_id``'s version, and that version.
+
+    What ``txnVersion`` does, without its state reconstruction
+    (:func:`app_version`): the transaction records that it depends on the
+    app's version, so Delta fails its commit when a concurrent commit moved it
+    (``ConcurrentTransactionException``).
+    """
+    transaction = delta.jvm.delta_log(location).startTransaction()
+    current = app_version(transaction.snapshot(), app_id)
+    transaction.readTxn().addOne(app_id)
+    return transaction, current
+
+
 def commit_txn(delta: Delta, location: str, *, app_id: str, version: int, last_updated_ms: int) -> bool:
     """Commit Delta's ``txn`` action alone: ``app_id``'s transaction version becomes ``version``, no file is written.
 
@@ -131,8 +168,8 @@ def commit_txn(delta: Delta, location: str, *, app_id: str, version: int, last_u
     # this commit only (another session's statements on this thread must not find this one active).
     jvm.activate()
     try:
-        transaction = jvm.delta_log(location).startTransaction()
-        if int(transaction.txnVersion(app_id)) >= version:
+        transaction, current = start_txn(delta, location, app_id)
+        if current >= version:
             return False
         action = jvm.action(json.dumps({"txn": {"appId": app_id, "version": version, "lastUpdated": last_updated_ms}}))
         append = jvm.cls("org.apache.spark.sql.streaming.OutputMode").Append()
