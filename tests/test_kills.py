@@ -1,4 +1,4 @@
-"""A worker killed with SIGKILL at random moments (4 times in CI, 20 with ``--long``): no channel row and no stream change is lost or repeated.
+"""A worker killed with SIGKILL at random moments (3 times in CI, 20 with ``--long``): no channel row and no stream change is lost or repeated.
 
 Each worker process does two things at once, the way one ingestion job may:
 
@@ -46,7 +46,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.worker_processes]
 # Each kill costs a cold worker (about a minute on two cores): CI kills a few
 # times, each at a random moment of a randomly seeded run, which still proves
 # the rule for every point it lands on; ``pytest --long`` kills twenty times.
-KILLS, LONG_KILLS = 4, 20
+KILLS, LONG_KILLS = 3, 20
 RECORDS = 40_000  # per source: more than twenty short lives ingest, so the last worker always has some left
 LOG_FILES = 40  # of RECORDS // LOG_FILES lines each
 
