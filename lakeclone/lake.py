@@ -37,6 +37,7 @@ def connect(
     progress: bool | None = None,
     user: str | None = None,
     role: str | None = None,
+    compute_ahead: bool | None = None,
 ) -> Lake:
     """Open (creating if needed) a warehouse and start a SQL session on it.
 
@@ -66,6 +67,12 @@ def connect(
             default role ACCOUNTADMIN may do everything.
         role: the session's role, which must be granted to the user. Defaults to
             ACCOUNTADMIN for the administrator and PUBLIC for anyone else.
+        compute_ahead: whether, after a statement returns, a background thread
+            has Delta compute the state of the tables it wrote, which the next
+            statement on them would otherwise compute while you wait. None (the
+            default): in a Jupyter notebook, where a person reads each result
+            before the next cell; not in a script, whose statements follow each
+            other at once.
 
     Returns:
         The Lake, which also becomes the one ``%%lsql`` cells use.
@@ -79,7 +86,7 @@ def connect(
         [Row(ONE=1)]
     """
     from lakeclone.errors import SetupError
-    from lakeclone.progress import status
+    from lakeclone.progress import in_kernel, status
     from lakeclone.session import embedded_spark, prepare
 
     target = os.fspath(warehouse or os.environ.get(WAREHOUSE_ENV) or DEFAULT_WAREHOUSE)
@@ -102,7 +109,16 @@ def connect(
         with status("Starting Spark…", progress) if starting else contextlib.nullcontext():
             session = embedded_spark()
     prepare(session)
-    lake = Lake(folder, location, session, clock or system_clock, progress=progress, user=user, role=role)
+    lake = Lake(
+        folder,
+        location,
+        session,
+        clock or system_clock,
+        progress=progress,
+        user=user,
+        role=role,
+        compute_ahead=in_kernel() if compute_ahead is None else compute_ahead,
+    )
     global _latest
     _latest = lake
     return lake
@@ -129,6 +145,8 @@ class Lake:
         lock_timeout: how many seconds a statement waits for a table another
             session's transaction holds before it fails (Snowflake's
             LOCK_TIMEOUT, 43200 by default). Set it at any time.
+        compute_ahead: whether the state of tables a statement wrote is computed
+            in the background once it returns (see :func:`connect`).
     """
 
     def __init__(
@@ -141,6 +159,7 @@ class Lake:
         progress: bool | None = None,
         user: str | None = None,
         role: str | None = None,
+        compute_ahead: bool = False,
     ) -> None:
         from lakeclone import features
         from lakeclone.engine.executor import Executor
@@ -153,6 +172,7 @@ class Lake:
         self.progress = progress
         self.user = user
         self.role = role
+        self.compute_ahead = compute_ahead
         self.lock_timeout = LOCK_TIMEOUT_SECONDS
         storage = Storage(spark)
         self.location = storage.qualify(location)

@@ -13,12 +13,16 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from lake_helpers import spark_jobs_run
 
 import lakeclone
 from lakeclone.delta.statements import TABLE_PROPERTIES
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 pytestmark = pytest.mark.spark
 
@@ -117,3 +121,22 @@ def test_show_tables_reads_counts_and_sizes_from_deltas_checksums(lake: lakeclon
     for name, (_, size) in shown.items():
         (detail,) = lake.sql(f"DESCRIBE DETAIL {name}").collect()
         assert size == detail.sizeInBytes > 0
+
+
+def test_with_compute_ahead_a_tracked_insert_after_think_time_runs_only_its_write(
+    tmp_path: Path, spark: SparkSession, clock: lakeclone.ManualClock
+) -> None:
+    # In a notebook the Lake computes, after each statement, the state of the tables it wrote.
+    lake = lakeclone.connect(tmp_path / "warehouse", spark=spark, clock=clock, compute_ahead=True)
+    waiting = lakeclone.connect(tmp_path / "warehouse", spark=spark, clock=clock, compute_ahead=False)
+    lake.sql("CREATE TABLE t (id INT, v STRING) CHANGE_TRACKING = TRUE; INSERT INTO t VALUES (1, 'a')")
+    ahead = lake._executor.state_ahead
+    assert ahead is not None and waiting._executor.state_ahead is None
+    assert ahead.wait_idle(timeout=120)  # the user's think time
+    # The state the row-id high-water mark is read from is there: the INSERT runs its write alone.
+    assert _jobs(spark, lambda: lake.sql("INSERT INTO t VALUES (2, 'b')")) == 1
+    # A Lake without it commits, and its next INSERT computes that commit's state itself.
+    assert ahead.wait_idle(timeout=120)
+    waiting.sql("INSERT INTO t VALUES (3, 'c')")
+    assert _jobs(spark, lambda: waiting.sql("INSERT INTO t VALUES (4, 'd')")) > 1
+    assert sorted(r.ID for r in lake.sql("SELECT id FROM t").collect()) == [1, 2, 3, 4]

@@ -14,6 +14,7 @@ from lakeclone.catalog.store import DEFAULT_DATABASE, DEFAULT_SCHEMA, Catalog, T
 from lakeclone.delta.log import Delta
 from lakeclone.dialect import ParsedStatement, parse, table_reference
 from lakeclone.engine import ddl, dml, query, registry, show  # noqa: F401 - each registers its statements
+from lakeclone.engine.ahead import StateAhead
 from lakeclone.engine.context import SessionContext
 from lakeclone.engine.tables import Tables
 from lakeclone.engine.work import UnitOfWork
@@ -88,6 +89,7 @@ class Executor:
         if lake.role is not None:
             self.context.role = lake.role.upper()
         self.last_query_id: str | None = None
+        self.state_ahead = StateAhead(self.delta) if lake.compute_ahead else None
         self.session = SessionLock(lake.warehouse)
         with internal_errors(), spark_errors():
             for recover in registry.RECOVERIES:
@@ -172,4 +174,6 @@ class Executor:
             finally:
                 execution.tables.close()
         execution.work.done()
+        if self.state_ahead is not None:
+            self.state_ahead.after_statement(execution.work.written)
         return tag(checked(result), self.lake.progress)

@@ -49,6 +49,8 @@ class UnitOfWork:
         self._execution = execution
         self._compensations: list[tuple[str, Callable[[], object]]] = []
         self.commits = 0
+        self.written: dict[str, None] = {}
+        """The locations of the tables this statement committed to, in order."""
 
     @contextlib.contextmanager
     def delta(
@@ -86,6 +88,9 @@ class UnitOfWork:
             error.retryable = rewrite is not None and self._only_appended_since(rewrite)
             raise
         self.commits += 1
+        location = target or (rewrite.table.location if rewrite else None)
+        if location is not None:
+            self.written[location] = None
 
     def _only_appended_since(self, rewrite: Rewrite) -> bool:
         """Whether every commit to the table after the version read is a blind append.
