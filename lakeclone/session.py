@@ -41,6 +41,10 @@ SESSION_CONFIG = {
     # lakeclone decides what history VACUUM keeps; Delta's own VACUUM never runs,
     # and would log VACUUM START/END commits if it did.
     "spark.databricks.delta.vacuum.logging.enabled": "false",
+    # Spark replaces ${name} in a statement's text with a setting's value, and
+    # ${env:NAME} with an environment variable's, before it parses: a string
+    # literal or quoted name in a tenant's SQL would read the kernel's environment.
+    "spark.sql.variable.substitute": "false",
 }
 
 # Settings for one interactive user on a small machine: few shuffle and

@@ -311,3 +311,13 @@ def test_sample_of_a_past_version_and_of_a_subquery(thousand: lakeclone.Lake) ->
 def test_sample_probability_out_of_range_is_refused(thousand: lakeclone.Lake) -> None:
     with pytest.raises(SqlCompilationError, match="between 0 and 100"):
         thousand.sql("SELECT * FROM numbers SAMPLE (150)")
+
+
+def test_text_is_never_substituted_from_settings_or_the_environment(lake: lakeclone.Lake) -> None:
+    # Spark's own variable substitution would put the kernel's environment and settings in their place.
+    literal = "${env:HOME} ${spark.sql.session.timeZone}"
+    assert rows(lake, f"SELECT '{literal}' AS x") == [(literal,)]
+    created = lake.sql("CREATE TABLE \"${env:HOME}\" (id INT) COMMENT = '${env:HOME}'").first()[0]
+    assert created == "Table ${env:HOME} successfully created."
+    shown = lake.sql("SHOW TABLES").collect()
+    assert [(r["name"], r["comment"]) for r in shown] == [("${env:HOME}", "${env:HOME}")]
