@@ -12,6 +12,7 @@ caches between statements it caches on both.
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -114,9 +115,9 @@ def test_show_tables_reads_counts_and_sizes_from_deltas_checksums(lake: lakeclon
         lake.sql(f"CREATE TABLE {name} (id INT); INSERT INTO {name} VALUES (1), (2), (3)")
     lake.sql("DELETE FROM b WHERE id = 2")
     with spark_jobs_run(lake.spark) as jobs:
-        result = lake.sql("SHOW TABLES")  # the statement gathers every figure before it returns
+        result = lake.sql("SHOW TABLES").collect()  # the figures from the checksums, the rows collected on the driver
     assert jobs == []
-    shown = {r["name"]: (r["rows"], r["bytes"]) for r in result.collect()}
+    shown = {r["name"]: (r["rows"], r["bytes"]) for r in result}
     assert {name: rows for name, (rows, _) in shown.items()} == {"A": 3, "B": 2, "C": 3}
     for name, (_, size) in shown.items():
         (detail,) = lake.sql(f"DESCRIBE DETAIL {name}").collect()
@@ -140,3 +141,24 @@ def test_with_compute_ahead_a_tracked_insert_after_think_time_runs_only_its_writ
     waiting.sql("INSERT INTO t VALUES (3, 'c')")
     assert _jobs(spark, lambda: waiting.sql("INSERT INTO t VALUES (4, 'd')")) > 1
     assert sorted(r.ID for r in lake.sql("SELECT id FROM t").collect()) == [1, 2, 3, 4]
+
+
+def test_show_results_are_built_on_the_driver_with_spark_frames_values(spark: SparkSession) -> None:
+    from lakeclone.engine import results
+
+    texts = ["a'b", 'q"q', "back\\slash", "new\nline", "ünï ☃", "${x}", "", "\\'", "--", "/*"]
+    data = [
+        (text, i, i / 3, i % 2 == 0, dt.datetime(2024, 1, 1, 12, 0, 0, 123456, tzinfo=dt.timezone.utc), dt.date(2024, 2, 29),
+         decimal.Decimal("1.50"), {"k": text, "z": None}, [text, None], None)
+        for i, text in enumerate(texts)
+    ]  # fmt: skip
+    schema = "s STRING, i BIGINT, f DOUBLE, b BOOLEAN, ts TIMESTAMP, d DATE, dec DECIMAL(10,2), m MAP<STRING,STRING>, a ARRAY<STRING>, n INT"
+    with spark_jobs_run(spark) as jobs:
+        local = results.rows(spark, schema, data).collect()
+        empty = results.rows(spark, schema, [])
+        assert empty.collect() == []
+    assert jobs == []
+    assert local == spark.createDataFrame(data, schema).collect()
+    assert empty.dtypes == spark.createDataFrame([], schema).dtypes
+    many = data * (results.LOCAL_ROWS // len(data) + 1)  # beyond LOCAL_ROWS: a frame from createDataFrame
+    assert results.rows(spark, schema, many).collect() == spark.createDataFrame(many, schema).collect()
