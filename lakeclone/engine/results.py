@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import functools
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -99,10 +100,10 @@ def _value(value: Any) -> str:
     if isinstance(value, int):
         number = int.__repr__(value)  # an IntEnum's number, not its name
         return f"CAST({number} AS DECIMAL(38, 0))" if abs(value) >= 2**63 else f"{number}L"
-    if isinstance(value, float):
+    if isinstance(value, float) and math.isfinite(value):
         return f"CAST('{value!r}' AS DOUBLE)"
-    if isinstance(value, decimal.Decimal):
-        return f"{value:f}BD" if value.is_finite() else "NULL"
+    if isinstance(value, decimal.Decimal) and value.is_finite():
+        return f"{value:f}BD"
     if isinstance(value, str):
         return exp.Literal.string(str.__str__(value)).sql(dialect="spark")  # a str enum's value, not its name
     if isinstance(value, dt.datetime):
