@@ -200,6 +200,19 @@ def test_deep_clone_copies_files_and_a_repeated_deep_clone_copies_only_new_ones(
     assert rows(lake, "SELECT * FROM d") == kernel_rows(deep) == [(1, "a"), (2, "b"), (3, "c")]
 
 
+def test_a_deep_clone_after_another_sessions_commit_on_the_thread_is_this_sessions(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE s (id INT); INSERT INTO s VALUES (1)")
+    with lake.streaming_client("ingest") as client:  # a Spark session of its own, committing on this thread
+        channel, _ = client.open_channel("c", table="s")
+        channel.append_rows([{"id": 2}], offset_token="1")
+        channel.flush()
+    lake.sql("CREATE TABLE d DEEP CLONE s")
+    cloned_by = lake.last_query_id
+    (created,) = history(lake, "d")  # lakeclone's commit metadata: its clock, query id and parameters
+    assert created.operationParameters == {"source": "LAKE.PUBLIC.S", "sourceVersion": "3", "isShallow": "false"}
+    assert created.queryId == cloned_by
+
+
 def test_repeated_deep_clone_reports_the_size_of_the_files_it_copied(lake: lakeclone.Lake) -> None:
     lake.sql("CREATE TABLE s (id INT, v STRING); INSERT INTO s VALUES (1, 'a')")
     lake.sql("CREATE TABLE d DEEP CLONE s")
