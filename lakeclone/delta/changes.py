@@ -160,6 +160,6 @@ def files_frame(log: TableLog, adds: Sequence[Mapping[str, Any]], *, version: in
     delta_log = jvm.delta_log(log.location)
     snapshot = log.snapshot_object(version)
     files = jvm.seq(jvm.action(json.dumps({"add": dict(add)})) for add in adds)
-    jvm.activate()
-    frame = delta_log.createDataFrame(snapshot, files, False, jvm.none())
+    with jvm.active():
+        frame = delta_log.createDataFrame(snapshot, files, False, jvm.none())
     return DataFrame(frame, log.delta.spark)

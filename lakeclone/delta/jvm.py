@@ -6,9 +6,10 @@ Scala methods with default arguments take every argument from Java, and
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -67,13 +68,27 @@ class Jvm:
         """Delta's ``DeltaLog`` of the table at ``uri`` (cached by Delta per path)."""
         return self.cls("org.apache.spark.sql.delta.DeltaLog").forTable(self.session, uri)
 
-    def activate(self) -> None:
-        """Make this session the JVM thread's active one, which Delta's own code uses (``SparkSession.active``).
+    @contextlib.contextmanager
+    def active(self) -> Iterator[None]:
+        """This session as the JVM thread's active one for the block (``SparkSession.active``), and the one before it after.
 
-        A frame Delta builds belongs to the active session; with several sessions
-        in one JVM (``spark.newSession()``), it must be this Lake's.
+        Delta's own code uses the active session: a frame it builds belongs to
+        it, and a transaction takes its commit metadata (``commitInfo.userMetadata``:
+        lakeclone's query id, clock time and parameters) from its settings. With
+        several sessions in one JVM (``spark.newSession()``: a streaming
+        client's, say) it must be this Lake's, and after the block another
+        session's work on this thread must not find this one active.
         """
-        self.cls("org.apache.spark.sql.SparkSession").setActiveSession(self.session)
+        sessions = self.cls("org.apache.spark.sql.SparkSession")
+        previous = sessions.getActiveSession()
+        sessions.setActiveSession(self.session)
+        try:
+            yield
+        finally:
+            if previous.isDefined():
+                sessions.setActiveSession(previous.get())
+            else:
+                sessions.clearActiveSession()
 
     def action(self, json_text: str) -> JavaObject:
         """A Delta action (add, metaData, ...) read from its JSON form by Delta itself."""

@@ -16,10 +16,9 @@ Parquet file that no version references).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -102,7 +101,7 @@ def commit_clone(
     for add in removes:
         actions.append(jvm.action(json.dumps({"add": dict(add)})).remove())
     actions.extend(jvm.action(json.dumps(f.action())) for f in files)
-    with _active(delta):
+    with jvm.active():
         transaction = jvm.delta_log(target).startTransaction()
         operation = jvm.operations().Clone(sql_name(source), source_version)
         return int(transaction.commit(jvm.seq(actions), operation))
@@ -164,7 +163,7 @@ def commit_txn(delta: Delta, location: str, *, app_id: str, version: int, last_u
         Py4JJavaError: Delta refused the commit, for one because a concurrent commit moved the app's version.
     """
     jvm = delta.jvm
-    with _active(delta):
+    with jvm.active():
         transaction, current = start_txn(delta, location, app_id)
         if current >= version:
             return False
@@ -173,25 +172,3 @@ def commit_txn(delta: Delta, location: str, *, app_id: str, version: int, last_u
         operation = jvm.operations().StreamingUpdate(append, app_id, version, jvm.none())
         transaction.commit(jvm.seq([action]), operation)
         return True
-
-
-@contextlib.contextmanager
-def _active(delta: Delta) -> Iterator[None]:
-    """This session as the JVM thread's active one for the block, and the one before it again after.
-
-    A transaction takes its commit metadata (``commitInfo.userMetadata``:
-    lakeclone's query id, clock time and parameters) from the active
-    session's settings, and the thread's active session may be another one
-    (a streaming client's, say); after the block, another session's
-    statements on this thread must not find this one active.
-    """
-    sessions = delta.jvm.cls("org.apache.spark.sql.SparkSession")
-    previous = sessions.getActiveSession()
-    delta.jvm.activate()
-    try:
-        yield
-    finally:
-        if previous.isDefined():
-            sessions.setActiveSession(previous.get())
-        else:
-            sessions.clearActiveSession()
