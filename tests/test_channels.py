@@ -522,6 +522,41 @@ def test_opening_a_channel_reconstructs_no_table_state(lake, client) -> None:
     assert jobs != []
 
 
+def test_a_flush_runs_its_write_alone(lake, client) -> None:
+    channel, _ = client.open_channel("c1", table="t", max_client_lag=LONG_LAG)
+    channel.append_rows([{"id": 1}], offset_token="1")
+    channel.flush()
+    lake.spark._jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()  # a snapshot whose state nothing computed yet
+    channel.append_rows([{"id": 2, "v": "b"}], offset_token="2")
+    with spark_jobs_run(lake.spark) as jobs:
+        channel.flush()
+    # Delta's writer options (txnAppId/txnVersion) would reconstruct the table's state first: 3 more jobs.
+    assert len(jobs) == 1
+    assert channel.get_latest_committed_offset_token() == "2"
+    assert sorted(rows(lake, "SELECT id, v FROM t")) == [(1, None), (2, "b")]
+
+
+def test_a_channel_whose_table_lost_a_column_is_invalid_and_commits_nothing(lake, client) -> None:
+    channel, _ = client.open_channel("c1", table="t", max_client_lag=LONG_LAG)
+    channel.append_rows([{"id": 1, "v": "a"}], offset_token="1")
+    channel.flush()
+    folder = location(lake, "t")
+    lake.spark.sql(
+        f"ALTER TABLE delta.`{folder}` SET TBLPROPERTIES "
+        "('delta.columnMapping.mode' = 'name', 'delta.minReaderVersion' = '2', 'delta.minWriterVersion' = '5')"
+    )
+    lake.spark.sql(f"ALTER TABLE delta.`{folder}` DROP COLUMN v")
+    version = lake.sql("DESCRIBE HISTORY t LIMIT 1").first()["version"]
+    channel.append_rows([{"id": 2, "v": "b"}], offset_token="2")
+    with pytest.raises(ChannelInvalidError, match=r"Channel c1 is invalid: table LAKE.PUBLIC.T no longer has column\(s\) V as"):
+        channel.flush()
+    assert not channel.is_valid
+    assert lake.sql("DESCRIBE HISTORY t LIMIT 1").first()["version"] == version
+    assert rows(lake, "SELECT * FROM t") == [(1,)]
+    _, status = client.open_channel("c1", table="t")
+    assert status.latest_committed_offset_token == "1"
+
+
 def test_of_two_fences_racing_for_one_channel_the_later_commit_fails(lake, client) -> None:
     from delta.exceptions import ConcurrentTransactionException
 

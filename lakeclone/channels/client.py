@@ -440,28 +440,25 @@ def _write(
     *,
     opened: bool = False,
 ) -> bool:
-    """One commit carrying the channel's txn version and token; whether it landed (Delta skips a stale version).
+    """One commit carrying the channel's txn version and token, and its rows if any; whether it landed.
 
-    With rows it is an append with Delta's ``txnAppId``/``txnVersion`` writer
-    options; without (an open's fence) it is Delta's ``txn`` action alone,
-    committed through Delta's own transaction, so that no empty file is written.
+    Delta's transaction commits the ``txn`` action with the rows' files, as
+    its streaming sink does (see :func:`lakeclone.delta.transaction.commit_txn`);
+    an open's fence is the ``txn`` action alone. Delta skips a stale version.
     """
-    log = execution.delta.table(table.location)
-    before = log.version()
     with execution.work.delta(parameters=channel_log.parameters(entry, version, token, opened=opened), target=table.location):
-        if frame is None:
-            now_ms = int(execution.now().timestamp() * 1000)
+        now_ms = int(execution.now().timestamp() * 1000)
+        try:
             return transaction.commit_txn(
-                execution.delta, table.location, app_id=entry.app_id, version=version, last_updated_ms=now_ms
+                execution.delta, table.location, app_id=entry.app_id, version=version, last_updated_ms=now_ms, frame=frame
             )
-        (
-            frame.write.format("delta")
-            .mode("append")
-            .option("txnAppId", entry.app_id)
-            .option("txnVersion", version)
-            .save(table.location)
-        )
-    return any(c.query_id == execution.query_id for c in log.commits_after(before))
+        except transaction.ColumnsChanged as error:
+            # Snowpipe Streaming's rule: a channel's table changing its columns invalidates the channel.
+            columns = ", ".join(error.columns)
+            raise ChannelInvalidError(
+                f"Channel {entry.name} is invalid: table {table.qualified} no longer has column(s) {columns} "
+                "as the channel opened them; reopen it."
+            ) from None
 
 
 @dataclass

@@ -1,9 +1,10 @@
 """A channel's commits in its table's Delta log: the source of truth for its offset token.
 
-Each commit a channel makes is a delta-spark append with the writer options
-``txnAppId`` (the channel's appId) and ``txnVersion`` (one more than its last),
-so the commit carries Delta's ``txn`` action; the offset token rides in the
-same commit's ``commitInfo.userMetadata`` (lakeclone's operation parameters).
+Each commit a channel makes carries Delta's ``txn`` action for the channel's
+appId, with a version one more than its last (written by Delta's transaction
+as its streaming sink writes one, :func:`lakeclone.delta.transaction.commit_txn`);
+the offset token rides in the same commit's ``commitInfo.userMetadata``
+(lakeclone's operation parameters).
 The snapshot's txn version for the appId says which commit was the channel's
 last, and that commit says its token. Delta skips a write whose txnVersion is
 not above the snapshot's, and fails one that races a commit of the same appId

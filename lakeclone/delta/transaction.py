@@ -7,11 +7,12 @@ operation, so this module builds the actions with Delta's own ``Action.fromJson`
 and commits them with ``OptimisticTransaction.commit``: Delta checks them,
 writes the log, assigns fresh row ids and detects conflicting writers.
 
-The only other commit lakeclone makes this way is a channel's open
-(:func:`commit_txn`): Delta's
-``txn`` action alone, which moves an application's transaction version
-without writing a data file (an append of no rows would still write an empty
-Parquet file that no version references).
+The only other commits lakeclone makes this way are a channel's
+(:func:`commit_txn`): Delta's ``txn`` action, which moves an application's
+transaction version, with the files Delta's transaction writes for the
+channel's rows, as Delta's streaming sink commits them; or alone, without
+writing a data file, for a channel's open (an append of no rows would still
+write an empty Parquet file that no version references).
 """
 
 from __future__ import annotations
@@ -20,10 +21,13 @@ import json
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from lakeclone.delta.log import Delta, encode_uuid, sql_name
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 # What a copy must not carry over: Delta assigns a clone's rows fresh row ids,
 # as its own CLONE does.
@@ -144,22 +148,41 @@ def start_txn(delta: Delta, location: str, app_id: str) -> tuple[Any, int]:
     return transaction, current
 
 
-def commit_txn(delta: Delta, location: str, *, app_id: str, version: int, last_updated_ms: int) -> bool:
-    """Commit Delta's ``txn`` action alone: ``app_id``'s transaction version becomes ``version``, no file is written.
+def commit_txn(
+    delta: Delta,
+    location: str,
+    *,
+    app_id: str,
+    version: int,
+    last_updated_ms: int,
+    frame: DataFrame | None = None,
+) -> bool:
+    """Commit ``app_id``'s transaction version ``version``, with the rows of ``frame`` if given, as one Delta commit.
 
-    It is Delta's own rule for an idempotent write, as the DataFrame writer's
-    ``txnAppId``/``txnVersion`` options apply it: nothing is committed when
-    the table already holds ``version`` or a later one for ``app_id``; and
-    since the transaction reads the app's version, a concurrent commit for the
-    same app makes this one fail (``ConcurrentTransactionException``). The
-    commit carries the session's commit metadata like any other
-    (``commitInfo.userMetadata``); DESCRIBE HISTORY shows it as a
-    ``STREAMING UPDATE`` with the app as its query id and ``version`` as its epoch.
+    It is Delta's own rule for an idempotent write, as its streaming sink and
+    the DataFrame writer's ``txnAppId``/``txnVersion`` options apply it:
+    nothing is committed when the table already holds ``version`` or a later
+    one for ``app_id``; and since the transaction reads the app's version, a
+    concurrent commit for the same app makes this one fail
+    (``ConcurrentTransactionException``). Without a frame the commit is
+    Delta's ``txn`` action alone and writes no file. With one, Delta's
+    transaction writes the files (its constraints, generated columns and
+    statistics apply, as in any append) and commits them with the ``txn``
+    action, as Delta's streaming sink does; the writer options would read the
+    app's version by reconstructing the table's whole state (see
+    :func:`app_version`). The commit carries the
+    session's commit metadata like any other (``commitInfo.userMetadata``);
+    DESCRIBE HISTORY shows it as a ``STREAMING UPDATE`` with the app as its
+    query id and ``version`` as its epoch.
+
+    Args:
+        frame: rows of some of the table's columns, with the table's types.
 
     Returns:
         Whether it committed.
 
     Raises:
+        ColumnsChanged: the frame has a column the table does not have, or not of its type.
         Py4JJavaError: Delta refused the commit, for one because a concurrent commit moved the app's version.
     """
     jvm = delta.jvm
@@ -167,8 +190,43 @@ def commit_txn(delta: Delta, location: str, *, app_id: str, version: int, last_u
         transaction, current = start_txn(delta, location, app_id)
         if current >= version:
             return False
-        action = jvm.action(json.dumps({"txn": {"appId": app_id, "version": version, "lastUpdated": last_updated_ms}}))
+        actions = jvm.cls("java.util.ArrayList")()
+        actions.add(jvm.action(json.dumps({"txn": {"appId": app_id, "version": version, "lastUpdated": last_updated_ms}})))
+        if frame is not None:
+            _require_table_columns(transaction, frame)
+            actions.addAll(jvm.cls("scala.jdk.javaapi.CollectionConverters").asJava(transaction.writeFiles(frame._jdf)))
         append = jvm.cls("org.apache.spark.sql.streaming.OutputMode").Append()
         operation = jvm.operations().StreamingUpdate(append, app_id, version, jvm.none())
-        transaction.commit(jvm.seq([action]), operation)
+        transaction.commit(jvm.cls("scala.jdk.javaapi.CollectionConverters").asScala(actions).toList(), operation)
         return True
+
+
+class ColumnsChanged(Exception):
+    """The table's columns are no longer those the rows to commit were built for.
+
+    Attributes:
+        columns: the rows' columns the table no longer has, or not of their type.
+    """
+
+    def __init__(self, columns: Sequence[str]) -> None:
+        super().__init__(", ".join(columns))
+        self.columns = tuple(columns)
+
+
+def _require_table_columns(transaction: Any, frame: DataFrame) -> None:
+    """Raise :class:`ColumnsChanged` unless each of the frame's columns is one of the table's, of its type.
+
+    Delta's transaction writes whatever columns it is given (its writer's
+    schema check sits outside it), and a column the table lacks would be
+    written to the files and never read back.
+    """
+    from pyspark.sql.types import StructType
+
+    table = StructType.fromJson(json.loads(str(transaction.metadata().schemaString())))
+    # simpleString leaves out nullability and field metadata, which an append may differ in.
+    table_types = {field.name.lower(): field.dataType.simpleString() for field in table.fields}
+    changed = [
+        field.name for field in frame.schema.fields if table_types.get(field.name.lower()) != field.dataType.simpleString()
+    ]
+    if changed:
+        raise ColumnsChanged(changed)
