@@ -104,6 +104,11 @@ class Delta:
         return TableLog(self, location)
 
 
+def _present(add: Mapping[str, Any]) -> dict[str, Any]:
+    """A checksum's add action as the reconstructed state spells it: a checksum writes an absent value as null, no tags as {}."""
+    return {k: v for k, v in add.items() if v is not None and not (k == "tags" and not v)}
+
+
 class TableLog:
     """The log of one Delta table."""
 
@@ -169,20 +174,13 @@ class TableLog:
     def checked_counts(self, version: int | None = None) -> CheckedCounts | None:
         """The version's rows and bytes, from Delta's checksum file alone: no Spark job.
 
-        Delta writes a checksum (``<version>.crc``) beside each commit with the
-        table's file count and size and, for a table of few files, every live
-        file's add action, with the file's row count and deletion vector. None
-        when the version has no checksum, it lists no files, or a file lacks
-        its row count: the caller asks Delta's snapshot and counts with Spark.
+        None when the version has no checksum, it lists no files (see
+        :meth:`_checksum`), or a file lacks its row count: the caller asks
+        Delta's snapshot and counts with Spark.
         """
-        snap = self._latest() if version is None else self._at(version)
-        checksum = snap.checksumOpt()
-        if checksum.isEmpty():
-            return None
-        mapper = self._jvm.cls("org.apache.spark.sql.delta.util.JsonUtils").mapper()
-        found = json.loads(str(mapper.writeValueAsString(checksum.get())))
-        adds = found.get("allFiles")
-        if adds is None:
+        checksum = self._checksum(self._latest() if version is None else self._at(version))
+        adds = checksum.get("allFiles") if checksum is not None else None
+        if checksum is None or adds is None:
             return None
         rows = 0
         for add in adds:
@@ -190,7 +188,22 @@ class TableLog:
             if "numRecords" not in stats:
                 return None
             rows += int(stats["numRecords"]) - int((add.get("deletionVector") or {}).get("cardinality") or 0)
-        return CheckedCounts(rows, int(found["tableSizeBytes"]))
+        return CheckedCounts(rows, int(checksum["tableSizeBytes"]))
+
+    def _checksum(self, snap: Any) -> dict[str, Any] | None:
+        """The snapshot's checksum file (``<version>.crc``) as its JSON; None when the version has none.
+
+        Delta writes one beside each commit, with the table's file count and
+        size and, for a table of at most 50 files (``allFilesInCrc``), every
+        live file's add action (``allFiles``) with its statistics and deletion
+        vector: the same actions, paths made absolute, that reconstructing the
+        version's state gives, which takes Spark jobs.
+        """
+        checksum = snap.checksumOpt()
+        if checksum.isEmpty():
+            return None
+        mapper = self._jvm.cls("org.apache.spark.sql.delta.util.JsonUtils").mapper()
+        return dict(json.loads(str(mapper.writeValueAsString(checksum.get()))))
 
     def schema(self, version: int | None = None) -> StructType:
         """The table's columns at ``version`` (the latest when None).
@@ -213,8 +226,15 @@ class TableLog:
         return dict(self.metadata_action(version).get("configuration") or {})
 
     def add_actions(self, version: int | None = None) -> list[dict[str, Any]]:
-        """The add actions of ``version``'s live files (the latest when None), as Delta's JSON form of them."""
+        """The add actions of ``version``'s live files (the latest when None), as Delta's JSON form of them.
+
+        Read from the version's checksum where it lists them (no Spark job),
+        else from Delta's reconstruction of the version's state.
+        """
         snap = self._latest() if version is None else self._at(version)
+        checksum = self._checksum(snap)
+        if checksum is not None and checksum.get("allFiles") is not None:
+            return [_present(add) for add in checksum["allFiles"]]
         text = self._jvm.joined(snap.allFiles().toJSON().collectAsList())
         return [json.loads(line) for line in text.splitlines() if line]
 
