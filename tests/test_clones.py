@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from delta_reader import kernel_rows, live_files, log_file_path, spark_rows
@@ -13,6 +14,9 @@ from lake_helpers import location, parameters, rows
 
 import lakeclone
 from lakeclone.catalog.store import Catalog
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 pytestmark = pytest.mark.spark
 
@@ -89,6 +93,70 @@ def test_zero_copy_clone_references_the_source_files_by_absolute_uri(lake: lakec
     ]
     assert rows(lake, "SELECT * FROM c") == rows(lake, "SELECT * FROM s") == [(1, "a"), (2, "b")]
     assert kernel_rows(clone) == [(1, "a"), (2, "b")]
+
+
+def test_a_zero_copy_clone_commits_what_deltas_own_shallow_clone_commits(
+    tmp_path: Path, spark: SparkSession, clock: lakeclone.ManualClock
+) -> None:
+    # A folder name Delta's log must URI-encode, and a source of deletion vectors, row tracking, a NOT NULL column.
+    lake = lakeclone.connect(tmp_path / "a folder %" / "warehouse", spark=spark, clock=clock)
+    lake.sql(
+        "CREATE TABLE s (id INT NOT NULL, v STRING, at TIMESTAMP_NTZ) CHANGE_TRACKING = TRUE ENABLE_DELETION_VECTORS = TRUE;"
+        "INSERT INTO s VALUES (1, 'a', NULL), (2, 'b', NULL), (3, 'c', NULL); INSERT INTO s VALUES (4, 'd', NULL);"
+        "DELETE FROM s WHERE id = 2;"
+        "CREATE TABLE c CLONE s; CREATE TABLE cc CLONE c; CREATE TABLE d DEEP CLONE s"
+    )
+    source, version = "file:" + location(lake, "s"), history(lake, "s")[-1].version
+    theirs = tmp_path / "delta's clone"
+    spark.sql(f"CREATE TABLE delta.`{theirs}` SHALLOW CLONE delta.`{source}` VERSION AS OF {version}").collect()
+
+    materialized = ("delta.rowTracking.materializedRowIdColumnName", "delta.rowTracking.materializedRowCommitVersionColumnName")
+
+    def actions(folder: str, version: int = 0) -> dict[str, Any]:
+        """The version's add, metaData and protocol actions, without what each table has of its own."""
+        found: dict[str, Any] = {"add": []}
+        for action in commit(folder, version):
+            ((kind, body),) = action.items()
+            if kind == "add":
+                # Fresh row ids (baseRowId) are given in the order the adds are listed, which may differ.
+                found["add"].append({k: v for k, v in body.items() if k not in ("modificationTime", "baseRowId") and (k != "tags" or v)})
+            elif kind == "metaData":
+                configuration = {k: v for k, v in body["configuration"].items() if k not in materialized}
+                found[kind] = {**{k: v for k, v in body.items() if k not in ("id", "createdTime")}, "configuration": configuration}
+                found["names"] = [body["configuration"].get(key) for key in materialized]
+            elif kind == "protocol":
+                found[kind] = body
+        found["add"].sort(key=lambda add: add["path"])
+        return found
+
+    ours, delta_s = actions(location(lake, "c")), actions(str(theirs))
+    # Row tracking's materialized columns are named anew, so the clone's rows get ids of their own.
+    assert ours.pop("names") != actions(location(lake, "s"))["names"] != delta_s.pop("names")
+    assert ours == delta_s
+    deep = actions(location(lake, "d"))
+    assert (deep["metaData"], deep["protocol"]) == (ours["metaData"], ours["protocol"])  # timestampNtz is in the protocol alone
+    assert any((add.get("deletionVector") or {}).get("storageType") == "p" for add in ours["add"])
+    assert all("%20%25" in add["path"] for add in ours["add"])
+    # A clone of the clone names the same files, as they are named in the clone's log.
+    assert actions(location(lake, "cc"))["add"] == ours["add"]
+    assert rows(lake, "SELECT id FROM cc") == rows(lake, "SELECT id FROM s") == [(1,), (3,), (4,)]
+    assert kernel_rows(location(lake, "cc")) == spark_rows(spark, location(lake, "cc")) == kernel_rows(location(lake, "s"))
+    with pytest.raises(lakeclone.LakecloneError, match="NULL result in a non-nullable column"):
+        lake.sql("INSERT INTO cc VALUES (NULL, 'x', NULL)")
+
+
+def test_a_zero_copy_clone_of_a_source_whose_checksum_lists_no_files_is_deltas_own(lake: lakeclone.Lake) -> None:
+    from lakeclone.session import session_setting
+
+    # Delta lists a version's files in its checksum only up to a number of files (50 by default).
+    with session_setting(lake.spark, "spark.databricks.delta.allFilesInCrc.thresholdNumFiles", "1"):
+        lake.sql("CREATE TABLE s (id INT); INSERT INTO s VALUES (1); INSERT INTO s VALUES (2)")
+    lake.sql("CREATE TABLE c CLONE s")
+    assert add_paths(location(lake, "c"), 0) == current_files(location(lake, "s"))
+    (created,) = history(lake, "c")
+    assert created.operationParameters == {"source": "LAKE.PUBLIC.S", "sourceVersion": "2", "isShallow": "true"}
+    assert created.operationMetrics["sourceNumOfFiles"] == "2"
+    assert rows(lake, "SELECT * FROM c") == kernel_rows(location(lake, "c")) == [(1,), (2,)]
 
 
 def test_source_and_clone_evolve_independently(lake: lakeclone.Lake) -> None:

@@ -16,6 +16,7 @@ import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from lakeclone.delta import transaction
 from lakeclone.delta.log import deletion_vector_uri
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 class DeepCopy:
     """What a deep clone commits, and what it copied to get there."""
 
-    files: tuple[transaction.CopiedFile, ...]
+    files: tuple[transaction.ClonedFile, ...]
     removes: tuple[Mapping[str, Any], ...]
     copied_files: int
     copied_bytes: int
@@ -56,7 +57,7 @@ def plan_copy(
     sizes = {resolve_log_path(add["path"], target): int(add.get("size") or 0) for add in present}
     pairs: list[tuple[str, str]] = []
     copied_bytes = 0
-    files: list[transaction.CopiedFile] = []
+    files: list[transaction.ClonedFile] = []
     wanted: set[tuple[str, str | None]] = set()
     for add in adds:
         data = resolve_log_path(add["path"], source)
@@ -78,7 +79,8 @@ def plan_copy(
             descriptor = transaction.relative_deletion_vector(vector, vector_name)
         elif vector:
             descriptor = dict(vector)  # stored inline in the log: it travels with the action
-        files.append(transaction.CopiedFile(add, name, descriptor))
+        # Delta keeps relative paths in its log URI-encoded.
+        files.append(transaction.ClonedFile(add, quote(name, safe="/"), descriptor))
     removes = tuple(add for key, add in have.items() if key not in wanted)
     data_copies = sum(1 for source_uri, _ in pairs if not posixpath.basename(source_uri).startswith("deletion_vector_"))
     return DeepCopy(tuple(files), removes, data_copies, copied_bytes), pairs
@@ -128,6 +130,6 @@ def commit(delta: Delta, copy: DeepCopy, *, source: str, version: int, target: s
         source=source,
         source_version=version,
         files=copy.files,
-        metadata=delta.table(source).metadata_action(version) if new_table else None,
+        new_table=delta.table(source).new_table_actions(version) if new_table else None,
         removes=copy.removes,
     )

@@ -221,6 +221,12 @@ class TableLog:
         snap = self._latest() if version is None else self._at(version)
         return dict(json.loads(str(snap.metadata().json()))["metaData"])
 
+    def new_table_actions(self, version: int) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The ``metaData`` and ``protocol`` actions of ``version``, as Delta's JSON form of them: what a clone starts from."""
+        snap = self._at(version)
+        metadata = json.loads(str(snap.metadata().json()))["metaData"]
+        return dict(metadata), dict(json.loads(str(snap.protocol().json()))["protocol"])
+
     def configuration(self, version: int | None = None) -> dict[str, str]:
         """The table properties (``metaData.configuration``) of ``version`` (the latest when None)."""
         return dict(self.metadata_action(version).get("configuration") or {})
@@ -232,11 +238,21 @@ class TableLog:
         else from Delta's reconstruction of the version's state.
         """
         snap = self._latest() if version is None else self._at(version)
-        checksum = self._checksum(snap)
-        if checksum is not None and checksum.get("allFiles") is not None:
-            return [_present(add) for add in checksum["allFiles"]]
+        listed = self._listed(snap)
+        if listed is not None:
+            return listed
         text = self._jvm.joined(snap.allFiles().toJSON().collectAsList())
         return [json.loads(line) for line in text.splitlines() if line]
+
+    def listed_add_actions(self, version: int) -> list[dict[str, Any]] | None:
+        """The add actions of ``version``'s live files if its checksum lists them (see :meth:`_checksum`), else None."""
+        return self._listed(self._at(version))
+
+    def _listed(self, snap: Any) -> list[dict[str, Any]] | None:
+        checksum = self._checksum(snap)
+        if checksum is None or checksum.get("allFiles") is None:
+            return None
+        return [_present(add) for add in checksum["allFiles"]]
 
     def files(self, version: int | None = None) -> list[TableFile]:
         """The live data files of ``version`` (the latest when None), read in one pass over Delta's state."""

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from lakeclone.delta.log import sql_name
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, Row, SparkSession
+    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
 # Every table lakeclone creates: history Delta never cleans up by itself.
@@ -217,20 +217,9 @@ def optimize(spark: SparkSession, location: str, zorder_by: Sequence[str] = ()) 
     return spark.createDataFrame(result.collect(), schema=result.schema)
 
 
-def shallow_clone(
-    spark: SparkSession,
-    target: str,
-    source: str,
-    version: int,
-    *,
-    properties: Mapping[str, str] | None = None,
-) -> Row:
+def shallow_clone(spark: SparkSession, target: str, source: str, version: int) -> None:
     """``CREATE TABLE target SHALLOW CLONE source VERSION AS OF n``: a new table reading the source's files."""
-    overrides = f" TBLPROPERTIES ({_properties(properties)})" if properties else ""
-    (row,) = spark.sql(
-        f"CREATE TABLE {sql_name(target)} SHALLOW CLONE {sql_name(source)} VERSION AS OF {int(version)}{overrides}"
-    ).collect()
-    return row
+    spark.sql(f"CREATE TABLE {sql_name(target)} SHALLOW CLONE {sql_name(source)} VERSION AS OF {int(version)}").collect()
 
 
 def restore(spark: SparkSession, location: str, version: int) -> None:

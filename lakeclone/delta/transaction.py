@@ -7,6 +7,12 @@ operation, so this module builds the actions with Delta's own ``Action.fromJson`
 and commits them with ``OptimisticTransaction.commit``: Delta checks them,
 writes the log, assigns fresh row ids and detects conflicting writers.
 
+A SHALLOW CLONE of a small table is committed the same way, with the
+source's own files named by absolute path, as Delta's ``SHALLOW CLONE`` names
+them: the command would reconstruct the source version's state and list its
+files with Spark jobs (about 1.5 s a table warm), where the version's checksum
+already lists them.
+
 The only other commits lakeclone makes this way are a channel's
 (:func:`commit_txn`): Delta's ``txn`` action, which moves an application's
 transaction version, with the files Delta's transaction writes for the
@@ -22,9 +28,10 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
+from urllib.parse import urlsplit
 
-from lakeclone.delta.log import Delta, encode_uuid, sql_name
+from lakeclone.delta.log import Delta, deletion_vector_uri, encode_uuid, sql_name
+from lakeclone.storage import relative_to
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -35,14 +42,16 @@ _NOT_COPIED = ("baseRowId", "defaultRowCommitVersion")
 
 
 @dataclass(frozen=True)
-class CopiedFile:
-    """An add action of the source, and the path its copy has in the target (relative to the target's folder).
+class ClonedFile:
+    """An add action of the source, as a clone's log names its file.
 
     Attributes:
         add: the source's add action (as Delta's JSON form of it).
-        path: the copy's path relative to the target, not URI-encoded.
-        deletion_vector: the descriptor of the copied deletion vector (Delta's
-            JSON form), or None when the file has none.
+        path: the file's path as the clone's log writes it, URI-encoded:
+            relative to the clone's folder (a deep clone's copy) or absolute
+            (a shallow clone's, the source's own file).
+        deletion_vector: the descriptor of the file's deletion vector in the
+            clone's log (Delta's JSON form), or None when the file has none.
     """
 
     add: Mapping[str, Any]
@@ -51,14 +60,34 @@ class CopiedFile:
 
     def action(self) -> dict[str, Any]:
         add = {k: v for k, v in self.add.items() if k not in _NOT_COPIED}
-        # Delta keeps relative paths in its log URI-encoded.
-        add["path"] = quote(self.path, safe="/")
+        add["path"] = self.path
         add["dataChange"] = True
         if self.deletion_vector is not None:
             add["deletionVector"] = dict(self.deletion_vector)
         else:
             add.pop("deletionVector", None)
         return {"add": add}
+
+
+def shallow_files(delta: Delta, source: str, adds: Sequence[Mapping[str, Any]]) -> list[ClonedFile]:
+    """The source's files as a shallow clone's log names them, as Delta's own CLONE does.
+
+    A file in the source's folder gets its absolute URI, and so does a
+    deletion vector named relative to it (``storageType`` ``u`` becomes
+    ``p``); a file or vector named absolutely already (the source is a
+    shallow clone itself) keeps its name.
+    """
+    # Hadoop's own encoding of the folder, as Delta writes absolute paths (Path.toUri).
+    base = str(delta.jvm.cls("org.apache.hadoop.fs.Path")(source).toUri().toString()).rstrip("/")
+    files = []
+    for add in adds:
+        path = str(add["path"])
+        vector = add.get("deletionVector") or None
+        if vector is not None and vector.get("storageType") == "u":
+            vector_uri = deletion_vector_uri(vector, source)
+            vector = {**vector, "storageType": "p", "pathOrInlineDv": f"{base}/{relative_to(str(vector_uri), source)}"}
+        files.append(ClonedFile(add, path if urlsplit(path).scheme else f"{base}/{path}", vector))
+    return files
 
 
 def relative_deletion_vector(descriptor: Mapping[str, Any], file_name: str) -> dict[str, Any]:
@@ -76,18 +105,23 @@ def commit_clone(
     *,
     source: str,
     source_version: int,
-    files: Sequence[CopiedFile],
-    metadata: Mapping[str, Any] | None = None,
+    files: Sequence[ClonedFile],
+    new_table: tuple[Mapping[str, Any], Mapping[str, Any]] | None = None,
     removes: Sequence[Mapping[str, Any]] = (),
 ) -> int:
-    """Commit a deep clone's files to ``target`` as one ``CLONE`` version.
+    """Commit a clone's files to ``target`` as one ``CLONE`` version.
 
     Args:
         target: the clone's folder.
         source, source_version: what was cloned, as DESCRIBE HISTORY shows it.
-        files: the copies to add.
-        metadata: the source's ``metaData`` action when the clone is a new table
-            (a new table id is given here); None to add to an existing clone.
+        files: the files to add: a deep clone's copies, or a shallow clone's
+            source files (:func:`shallow_files`).
+        new_table: the source's ``metaData`` and ``protocol`` actions when the
+            clone is a new table; None to add to an existing clone. As Delta's
+            CLONE does, the clone gets a new table id, the metadata without
+            the session's default table properties, and the source's
+            protocol merged with what the metadata needs (a feature such as
+            ``timestampNtz`` is in the protocol alone).
         removes: add actions of the target's current files to remove (a refresh).
 
     Returns:
@@ -97,16 +131,15 @@ def commit_clone(
         Py4JJavaError: Delta refused the commit, for one because another writer changed the target.
     """
     jvm = delta.jvm
-    actions = []
-    if metadata is not None:
-        new_table = dict(metadata)
-        new_table["id"] = str(uuid.uuid4())
-        actions.append(jvm.action(json.dumps({"metaData": new_table})))
-    for add in removes:
-        actions.append(jvm.action(json.dumps({"add": dict(add)})).remove())
+    actions = [jvm.action(json.dumps({"add": dict(add)})).remove() for add in removes]
     actions.extend(jvm.action(json.dumps(f.action())) for f in files)
     with jvm.active():
         transaction = jvm.delta_log(target).startTransaction()
+        if new_table is not None:
+            metadata, protocol = new_table
+            transaction.updateMetadata(jvm.action(json.dumps({"metaData": {**metadata, "id": str(uuid.uuid4())}})), True)
+            needed = transaction.protocol()  # what the metadata needs, as Delta derived it
+            transaction.updateProtocol(jvm.action(json.dumps({"protocol": dict(protocol)})).merge(jvm.seq([needed])))
         operation = jvm.operations().Clone(sql_name(source), source_version)
         return int(transaction.commit(jvm.seq(actions), operation))
 
