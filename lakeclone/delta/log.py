@@ -196,8 +196,8 @@ class TableLog:
         Delta writes one beside each commit, with the table's file count and
         size and, for a table of at most 50 files (``allFilesInCrc``), every
         live file's add action (``allFiles``) with its statistics and deletion
-        vector: the same actions, paths made absolute, that reconstructing the
-        version's state gives, which takes Spark jobs.
+        vector: the same actions that reconstructing the version's state gives,
+        which takes Spark jobs (``tests/test_delta_log.py`` compares them).
         """
         checksum = snap.checksumOpt()
         if checksum.isEmpty():
