@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
 import traceback
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from jvm_settings import worker_env
 from lake_helpers import rows
 from sqlglot import exp
 from warehouse_templates import Build
@@ -267,48 +262,3 @@ def test_parsed_but_unsupported_clauses_are_refused(people: lakeclone.Lake, sql:
     assert isinstance(error, SqlCompilationError)
     assert named in str(error)
     assert rows(people, "SELECT * FROM people") == [(1, "ann"), (2, "bob")]
-
-
-# No Java traces on the terminal -----------------------------------------------------------------------
-
-TERMINAL_SCRIPT = """
-import sys
-import lakeclone
-
-lake = lakeclone.connect(sys.argv[1])
-lake.sql("CREATE TABLE people (id INT, name STRING); INSERT INTO people VALUES (1, 'ann'), (2, 'bob')")
-for sql in (
-    "SELECT CAST(name AS INT) FROM people WHERE id = 1",
-    "SELECT id / 0 FROM people",
-    "INSERT INTO people SELECT name, id FROM people WHERE id = 1",
-    "SELECT nope FROM people",
-):
-    try:
-        lake.sql(sql).toPandas()
-    except lakeclone.LakecloneError as error:
-        print("FAILED:", str(error).splitlines()[-1])
-print("DONE")
-"""
-
-
-def test_a_terminal_script_prints_no_java_traces(tmp_path: Path) -> None:
-    script = tmp_path / "script.py"
-    script.write_text(textwrap.dedent(TERMINAL_SCRIPT))
-    run = subprocess.run(
-        [sys.executable, str(script), str(tmp_path / "warehouse")],
-        capture_output=True,
-        text=True,
-        env=worker_env(),
-        timeout=300,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr
-    assert run.stdout.splitlines() == [
-        "FAILED: Numeric value 'ann' is not recognized",
-        "FAILED: Division by zero",
-        "FAILED: Numeric value 'ann' is not recognized",
-        "FAILED: invalid identifier 'NOPE'",
-        "DONE",
-    ]
-    for noise in ("at org.apache", "ERROR Executor", "ERROR TaskSetManager", "Exception in task", "Traceback"):
-        assert noise not in run.stderr, run.stderr

@@ -1,17 +1,13 @@
-"""Spark progress: the status tracker's counts, the notebook bar, quiet quick statements, quiet terminals."""
+"""Spark progress: the status tracker's counts, the notebook bar, quiet quick statements (a terminal script: test_terminal_script.py)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
 import threading
 from typing import TYPE_CHECKING, ClassVar
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
-from jvm_settings import worker_env
 from traitlets.config import Config
 
 import lakeclone
@@ -21,7 +17,6 @@ from lakeclone.progress import NotebookView, Snapshot, Tracker, watching
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from pathlib import Path
 
     from pyspark.sql import DataFrame, SparkSession
 
@@ -272,54 +267,3 @@ def test_nothing_shows_outside_a_kernel_unless_asked(spark: SparkSession, capsys
 
 def test_a_plain_ipython_shell_is_not_a_kernel(shell: InteractiveShell) -> None:
     assert not progress.in_kernel()
-
-
-# --- a terminal script ---
-
-SCRIPT = textwrap.dedent(
-    """
-    import sys
-    import lakeclone
-    import lakeclone.progress
-
-    lakeclone.progress.THRESHOLD = 0.0  # any progress there is to show, shows
-
-    def work(lake):
-        lake.sql("CREATE TABLE t (id INT, name STRING)")
-        lake.sql("INSERT INTO t VALUES (1, 'a'), (2, 'b')")
-        print(lake.sql("SELECT COUNT(*) AS n FROM t").collect()[0].N, flush=True)
-
-    def mark(text):
-        print(text, flush=True)
-        print(text, file=sys.stderr, flush=True)
-
-    work(lakeclone.connect(sys.argv[1] + "/quiet"))
-    mark("=== asked")
-    lakeclone.lake.latest().spark.stop()  # so the next connect starts Spark again
-    work(lakeclone.connect(sys.argv[1] + "/asked", progress=True))
-    """
-)
-
-
-def test_a_terminal_script_shows_progress_only_when_asked(tmp_path: Path) -> None:
-    script = tmp_path / "script.py"
-    script.write_text(SCRIPT)
-    run = subprocess.run(
-        [sys.executable, str(script), str(tmp_path)],
-        capture_output=True,
-        cwd=tmp_path,
-        env={**worker_env(), "PYTHONIOENCODING": "utf-8"},
-        timeout=300,
-        check=False,
-    )
-    # Bytes, not text: text mode would turn the "\r" of a rewritten line into "\n".
-    out, err = run.stdout.decode(), run.stderr.decode(errors="replace")
-    assert run.returncode == 0, err[-3000:]
-    assert out == "2\n=== asked\n2\n"
-    quiet, asked = err.split("=== asked\n")
-    # Spark's own start-up lines may be there; nothing of lakeclone's progress, nor Spark's console bar.
-    for text in ("Starting Spark", "Spark: ", "\r", "[Stage"):
-        assert text not in quiet, quiet
-    assert "[Stage" not in asked
-    assert "Starting Spark…\n" in asked, asked
-    assert "\rSpark: " in asked, asked
