@@ -132,24 +132,30 @@ def test_two_processes_insert_into_one_table_at_once(lake: lakeclone.Lake, tmp_p
     assert kernel_rows(location(lake, "T")) == expected
 
 
-def test_a_crash_before_the_commit_leaves_the_table_as_it_was_and_after_it_the_commit_stands(
-    lake: lakeclone.Lake, tmp_path: Path
+def test_a_crash_before_the_commit_leaves_the_table_and_stream_as_they_were_and_after_it_the_commit_stands(
+    tmp_path: Path, spark
 ) -> None:
+    # The workers run on the system clock, so this Lake does too: a stream made by
+    # a manual clock's 2024 would be long stale by theirs.
+    lake = lakeclone.connect(tmp_path / "warehouse", spark=spark)
     lake.sql(
+        "CREATE TABLE src (id INT); CREATE STREAM before_commit ON TABLE src; CREATE STREAM after_commit ON TABLE src;"
+        "INSERT INTO src VALUES (1), (2);"
         "CREATE TABLE ins (id INT); INSERT INTO ins VALUES (1), (2);"
         "CREATE TABLE upd (id INT, v STRING); INSERT INTO upd VALUES (1, 'a'), (2, 'b');"
-        "CREATE TABLE aft (id INT, v STRING); INSERT INTO aft VALUES (1, 'a')"
+        "CREATE TABLE aft (id INT)"
     )
     folders = {name: location(lake, name) for name in ("INS", "UPD")}
     versions = {name: latest_version(folder) for name, folder in folders.items()}
     files = {name: live_files(folder) for name, folder in folders.items()}
     on_disk = {name: set(os.listdir(folder)) for name, folder in folders.items()}
 
-    # Side by side: each process starts a JVM of its own.
+    # Side by side: each process starts a JVM of its own. The INSERT consumes
+    # a stream, so its death before the commit must leave the offset too.
     workers = [
-        start(tmp_path, CRASHER, str(lake.warehouse), folders["INS"], "INSERT INTO ins VALUES (3), (4)"),
+        start(tmp_path, CRASHER, str(lake.warehouse), folders["INS"], "INSERT INTO ins SELECT id + 2 FROM before_commit"),
         start(tmp_path, CRASHER, str(lake.warehouse), folders["UPD"], "UPDATE upd SET v = 'changed' WHERE id = 2"),
-        start(tmp_path, DIES_AFTER_THE_COMMIT, str(lake.warehouse), "UPDATE aft SET v = 'committed'"),
+        start(tmp_path, DIES_AFTER_THE_COMMIT, str(lake.warehouse), "INSERT INTO aft SELECT id FROM after_commit"),
     ]
     outputs = []
     for worker in workers:
@@ -157,12 +163,16 @@ def test_a_crash_before_the_commit_leaves_the_table_as_it_was_and_after_it_the_c
         assert worker.returncode == CRASHED, (out, stderr_of(worker))
         outputs.append(out)
 
+    # The next session resolves what the dead ones left, from the tables' logs.
+    lake = lakeclone.connect(lake.warehouse, spark=spark)
     # The commit is the truth: the statement that died after committing took
-    # effect, and time travel to it finds its commit through its query id.
+    # effect and consumed its stream, and time travel to it finds its commit
+    # through its query id.
     query_id = outputs[2].split()[-1]
-    assert rows(lake, "SELECT * FROM aft") == kernel_rows(location(lake, "aft")) == [(1, "committed")]
-    assert rows(lake, f"SELECT * FROM aft AT(STATEMENT => '{query_id}')") == [(1, "committed")]
-    assert rows(lake, f"SELECT * FROM aft BEFORE(STATEMENT => '{query_id}')") == [(1, "a")]
+    assert rows(lake, "SELECT * FROM aft") == kernel_rows(location(lake, "aft")) == [(1,), (2,)]
+    assert rows(lake, "SELECT id FROM after_commit") == []
+    assert rows(lake, f"SELECT * FROM aft AT(STATEMENT => '{query_id}')") == [(1,), (2,)]
+    assert rows(lake, f"SELECT * FROM aft BEFORE(STATEMENT => '{query_id}')") == []
 
     for name, folder in folders.items():
         # The dead process got as far as writing a file into the table's folder...
@@ -171,13 +181,18 @@ def test_a_crash_before_the_commit_leaves_the_table_as_it_was_and_after_it_the_c
         assert latest_version(folder) == versions[name]
         assert live_files(folder) == files[name]
 
-    assert sorted_rows(lake.sql("SELECT * FROM ins").collect()) == [(1,), (2,)]
-    assert sorted_rows(lake.sql("SELECT * FROM upd").collect()) == [(1, "a"), (2, "b")]
-    assert kernel_rows(folders["UPD"]) == [(1, "a"), (2, "b")]
+    assert rows(lake, "SELECT * FROM ins") == [(1,), (2,)]
+    assert rows(lake, "SELECT id FROM before_commit") == [(1,), (2,)]  # died before committing: still pending
+    assert rows(lake, "SELECT * FROM upd") == kernel_rows(folders["UPD"]) == [(1, "a"), (2, "b")]
 
-    # The next writes work and commit the next version.
-    lake.sql("INSERT INTO ins VALUES (5); UPDATE upd SET v = 'B' WHERE id = 2")
-    assert sorted_rows(lake.sql("SELECT * FROM ins").collect()) == [(1,), (2,), (5,)]
-    assert sorted_rows(lake.sql("SELECT * FROM upd").collect()) == [(1, "a"), (2, "B")]
+    # The next writes work, commit the next version, and consume each change once.
+    lake.sql(
+        "INSERT INTO ins SELECT id + 2 FROM before_commit; UPDATE upd SET v = 'B' WHERE id = 2;"
+        "INSERT INTO src VALUES (3); INSERT INTO aft SELECT id FROM after_commit"
+    )
+    assert rows(lake, "SELECT * FROM ins") == [(1,), (2,), (3,), (4,)]
+    assert rows(lake, "SELECT * FROM upd") == [(1, "a"), (2, "B")]
+    assert rows(lake, "SELECT * FROM aft") == [(1,), (2,), (3,)]
+    assert rows(lake, "SELECT id FROM before_commit") == [(3,)]
     for name, folder in folders.items():
         assert latest_version(folder) == versions[name] + 1
