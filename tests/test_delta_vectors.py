@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 from lake_helpers import location
 
@@ -10,16 +12,25 @@ from lakeclone.delta.changes import file_changes, files_frame, narrowed
 from lakeclone.delta.log import Delta, TableLog
 from lakeclone.delta.vectors import DeletionVectors
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from warehouse_templates import Build
+
 pytestmark = pytest.mark.spark
 
 
-@pytest.fixture
-def table(lake: lakeclone.Lake) -> TableLog:
-    """T: ids 0..9 in one file (v1), ids 2 and 3 deleted (v2), then id 7 (v3), each DELETE a deletion vector."""
+def _vectors(lake: lakeclone.Lake) -> None:
     lake.sql("CREATE TABLE t (id BIGINT) ENABLE_DELETION_VECTORS = TRUE")
     lake.sql("INSERT INTO t SELECT id FROM range(0, 10, 1, 1)")
     lake.sql("DELETE FROM t WHERE id IN (2, 3)")
     lake.sql("DELETE FROM t WHERE id = 7")
+
+
+@pytest.fixture
+def table(copy_of: Callable[[Build], lakeclone.Lake]) -> TableLog:
+    """T: ids 0..9 in one file (v1), ids 2 and 3 deleted (v2), then id 7 (v3), each DELETE a deletion vector."""
+    lake = copy_of(_vectors)
     log = Delta(lake.spark).table(location(lake, "t"))
     assert log.version() == 3
     return log

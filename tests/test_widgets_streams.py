@@ -32,7 +32,10 @@ from lakeclone.widgets import (
 from lakeclone.widgets._live import table_text
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from pyspark.sql import SparkSession
+    from warehouse_templates import Build
 
 pytestmark = pytest.mark.spark
 
@@ -76,11 +79,15 @@ def piped(tmp_path_factory: pytest.TempPathFactory, spark: SparkSession) -> lake
     return lake
 
 
+def _pipeline(lake: lakeclone.Lake) -> None:
+    assert isinstance(lake.clock, lakeclone.ManualClock)
+    build_pipeline(lake, lake.clock)
+
+
 @pytest.fixture
-def pipeline(lake: lakeclone.Lake, clock: lakeclone.ManualClock) -> lakeclone.Lake:
-    """:func:`build_pipeline` on the test's own Lake, for tests that change it."""
-    build_pipeline(lake, clock)
-    return lake
+def pipeline(copy_of: Callable[[Build], lakeclone.Lake]) -> lakeclone.Lake:
+    """A copy of what :func:`build_pipeline` made, the test's own, for tests that change it (``clock`` is its clock)."""
+    return copy_of(_pipeline)
 
 
 def described(lake: lakeclone.Lake, name: str) -> tuple[int, str]:

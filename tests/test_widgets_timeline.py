@@ -10,20 +10,24 @@ import pytest
 from matplotlib import dates as mdates
 from matplotlib.figure import Figure
 
+import lakeclone
 from lakeclone.errors import LakecloneError
 from lakeclone.widgets import TimelineData, VersionTimeline, plot_timeline, timeline, timeline_html
 from lakeclone.widgets._live import table_text
 
 if TYPE_CHECKING:
-    import lakeclone
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from pyspark.sql import SparkSession
+    from warehouse_templates import Build
 
 pytestmark = pytest.mark.spark
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.fixture
-def aged_table(lake: lakeclone.Lake, clock: lakeclone.ManualClock) -> str:
+def _aged(lake: lakeclone.Lake) -> None:
     """Table ``t``: four commits on 2024-01-01, then a one-day retention and a commit two days later.
 
     Versions 0-3 (CREATE TABLE, WRITE, UPDATE, DELETE) end up beyond the
@@ -34,8 +38,28 @@ def aged_table(lake: lakeclone.Lake, clock: lakeclone.ManualClock) -> str:
     lake.sql("UPDATE t SET name = 'z' WHERE id = 1")
     lake.sql("DELETE FROM t WHERE id = 2")
     lake.sql("ALTER TABLE t SET DATA_RETENTION_TIME_IN_DAYS = 1")
-    clock.advance(days=2)
+    assert isinstance(lake.clock, lakeclone.ManualClock)
+    lake.clock.advance(days=2)
     lake.sql("INSERT INTO t VALUES (4, 'd')")
+
+
+@pytest.fixture
+def lake(
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    spark: SparkSession,
+    clock: lakeclone.ManualClock,
+    copy_of: Callable[[Build], lakeclone.Lake],
+) -> lakeclone.Lake:
+    """An empty Lake; for a test that asks for :func:`aged_table`, a copy of the warehouse :func:`_aged` built."""
+    if "aged_table" in request.fixturenames:
+        return copy_of(_aged)
+    return lakeclone.connect(tmp_path / "warehouse", spark=spark, clock=clock)
+
+
+@pytest.fixture
+def aged_table(lake: lakeclone.Lake) -> str:
+    """The name of :func:`_aged`'s table, in ``lake``."""
     return "t"
 
 
