@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import os
 from typing import TYPE_CHECKING
 
@@ -13,6 +14,7 @@ from lake_helpers import location
 from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 
+import lakeclone
 from lakeclone.widgets import (
     VacuumExplorer,
     _style,
@@ -24,19 +26,21 @@ from lakeclone.widgets import (
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from pathlib import Path
 
-    import lakeclone
+    from pyspark.sql import SparkSession
+
     from lakeclone.vacuum.plan import FileDecision
 
 pytestmark = pytest.mark.spark
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+START = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
 RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
 LOW_RETENTION_ERROR = "Are you sure you would like to vacuum files with such a low retention period?"
 
 
-@pytest.fixture
-def cloned(lake: lakeclone.Lake, clock: lakeclone.ManualClock) -> str:
+def _clones_and_rewrites(lake: lakeclone.Lake, clock: lakeclone.ManualClock) -> None:
     """Table ``s`` with a clone ``c1`` and a clone of that, ``c2``; then ``s`` deletes and rewrites rows.
 
     At ``RETAIN 0 HOURS`` ``s``'s folder then holds current files, a file only
@@ -56,6 +60,35 @@ def cloned(lake: lakeclone.Lake, clock: lakeclone.ManualClock) -> str:
     lake.sql("DELETE FROM s WHERE id = 4")
     lake.sql("UPDATE s SET v = 'z' WHERE id = 3")
     clock.advance(hours=2)
+
+
+@pytest.fixture
+def cloned(lake: lakeclone.Lake, clock: lakeclone.ManualClock) -> str:
+    """:func:`_clones_and_rewrites`' table ``s``, on the test's own Lake: for tests that vacuum."""
+    _clones_and_rewrites(lake, clock)
+    return "s"
+
+
+@pytest.fixture(scope="module")
+def reading_lake(tmp_path_factory: pytest.TempPathFactory, spark: SparkSession) -> lakeclone.Lake:
+    """One Lake holding :func:`_clones_and_rewrites`' tables, for the tests that only plan and draw."""
+    clock = lakeclone.ManualClock(START)
+    lake = lakeclone.connect(tmp_path_factory.mktemp("vacuum") / "warehouse", spark=spark, clock=clock)
+    _clones_and_rewrites(lake, clock)
+    return lake
+
+
+@pytest.fixture
+def lake(request: pytest.FixtureRequest, tmp_path: Path, spark: SparkSession, clock: lakeclone.ManualClock) -> lakeclone.Lake:
+    """An empty Lake of the test's own; for a test that asks for :func:`cloned_to_read`, the shared :func:`reading_lake`."""
+    if "cloned_to_read" in request.fixturenames:
+        return request.getfixturevalue("reading_lake")
+    return lakeclone.connect(tmp_path / "warehouse", spark=spark, clock=clock)
+
+
+@pytest.fixture
+def cloned_to_read(lake: lakeclone.Lake) -> str:
+    """:func:`_clones_and_rewrites`' table ``s`` in the shared Lake: the test must change nothing."""
     return "s"
 
 
@@ -97,8 +130,8 @@ def bars(figure: Figure) -> list:
 # The plan and its static rendering --------------------------------------------------
 
 
-def test_plan_after_rewriting_source_rows_keeps_clone_files_and_deletes_the_rest(lake, cloned, retention_check_off):
-    plan = lake.vacuum_plan(cloned, retain_hours=0)
+def test_plan_after_rewriting_source_rows_keeps_clone_files_and_deletes_the_rest(lake, cloned_to_read, retention_check_off):
+    plan = lake.vacuum_plan(cloned_to_read, retain_hours=0)
 
     groups = reason_groups(plan)
     reasons = [str(g.reason) for g in groups]
@@ -116,11 +149,11 @@ def test_plan_after_rewriting_source_rows_keeps_clone_files_and_deletes_the_rest
     assert all(os.path.basename(f).startswith("deletion_vector_") for f in doomed - {parquet})
     assert not (doomed - {parquet}) & named_files(location(lake, "s"))
     # Within the default retention nothing goes.
-    assert "delete" not in lake.vacuum_plan(cloned).totals()
+    assert "delete" not in lake.vacuum_plan(cloned_to_read).totals()
 
 
-def test_plot_vacuum_draws_a_bar_of_bytes_per_reason_keep_and_delete_coloured(lake, cloned):
-    plan = lake.vacuum_plan(cloned, retain_hours=0)
+def test_plot_vacuum_draws_a_bar_of_bytes_per_reason_keep_and_delete_coloured(lake, cloned_to_read):
+    plan = lake.vacuum_plan(cloned_to_read, retain_hours=0)
     totals = plan.totals()
 
     figure = plot_vacuum(plan, retain_hours=0)
@@ -153,8 +186,8 @@ def test_plot_vacuum_of_an_empty_table_and_without_pyplot(lake):
     assert plt.get_fignums() == open_before
 
 
-def test_vacuum_html_lists_totals_and_files_per_reason(lake, cloned):
-    plan = lake.vacuum_plan(cloned, retain_hours=0)
+def test_vacuum_html_lists_totals_and_files_per_reason(lake, cloned_to_read):
+    plan = lake.vacuum_plan(cloned_to_read, retain_hours=0)
 
     page = vacuum_html(plan)
 
@@ -172,8 +205,8 @@ def test_vacuum_html_lists_totals_and_files_per_reason(lake, cloned):
 # VacuumExplorer ---------------------------------------------------------------------
 
 
-def test_explorer_shows_the_plan_totals_and_files_per_reason(lake, cloned):
-    explorer = vacuum_explorer(lake, cloned, retain_hours=0)
+def test_explorer_shows_the_plan_totals_and_files_per_reason(lake, cloned_to_read):
+    explorer = vacuum_explorer(lake, cloned_to_read, retain_hours=0)
 
     assert isinstance(explorer, VacuumExplorer)
     plan = explorer.plan
@@ -196,8 +229,8 @@ def test_explorer_shows_the_plan_totals_and_files_per_reason(lake, cloned):
     assert "retention check" in explorer.header.value
 
 
-def test_changing_the_retention_replans(lake, cloned):
-    explorer = vacuum_explorer(lake, cloned)
+def test_changing_the_retention_replans(lake, cloned_to_read):
+    explorer = vacuum_explorer(lake, cloned_to_read)
     assert explorer.retain_hours == 168
     assert "delete" not in explorer.plan.totals()
     assert explorer.vacuum_button.disabled  # nothing to delete
@@ -205,7 +238,7 @@ def test_changing_the_retention_replans(lake, cloned):
     explorer.hours_input.value = 0
 
     assert "delete" in explorer.plan.totals()
-    assert explorer.plan.totals() == lake.vacuum_plan(cloned, retain_hours=0).totals()
+    assert explorer.plan.totals() == lake.vacuum_plan(cloned_to_read, retain_hours=0).totals()
     assert not explorer.vacuum_button.disabled
     assert "RETAIN 0 HOURS" in explorer.header.value
 
@@ -287,9 +320,9 @@ def test_a_changed_table_is_not_vacuumed_without_a_new_confirmation(lake, cloned
     assert file_rows(added) == [(5, "e")]
 
 
-def test_a_too_short_retention_shows_deltas_error_in_the_widget(lake, cloned):
+def test_a_too_short_retention_shows_deltas_error_in_the_widget(lake, cloned_to_read):
     assert lake.spark.conf.get(RETENTION_CHECK, "true") != "false"
-    explorer = vacuum_explorer(lake, cloned, retain_hours=0)
+    explorer = vacuum_explorer(lake, cloned_to_read, retain_hours=0)
     before = data_files(explorer.plan.location)
 
     explorer.vacuum_button.click()
@@ -311,8 +344,8 @@ def test_bad_retain_hours_and_missing_tables_raise(lake):
         vacuum_explorer(lake, "t", retain_hours=-1)
 
 
-def test_static_rendering_is_png_and_the_mimebundle_falls_back_to_it(lake, cloned):
-    explorer = vacuum_explorer(lake, cloned, retain_hours=0)
+def test_static_rendering_is_png_and_the_mimebundle_falls_back_to_it(lake, cloned_to_read):
+    explorer = vacuum_explorer(lake, cloned_to_read, retain_hours=0)
 
     assert explorer.static().startswith(PNG_SIGNATURE)
     assert isinstance(explorer.figure(), Figure)
