@@ -288,9 +288,9 @@ def latency(lake: lakeclone.Lake, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def commits(lake: lakeclone.Lake, args: argparse.Namespace) -> dict[str, Any]:
-    """Commits per lag period on one table, with 1, 4 and 16 channels of one client appending all the time."""
+    """Commits per lag period on one table, with 1, 4 and 16 channels (`--channel-counts`) of one client appending all along."""
     found: dict[str, Any] = {}
-    for count in CHANNEL_COUNTS:
+    for count in args.channel_counts:
         table = f"commits_{count}"
         lake.sql(f"CREATE TABLE {table} ({COLUMNS})")
         with lake.streaming_client(f"commits{count}") as client:
@@ -515,6 +515,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--latency-seconds", type=float, default=10.0, help="how long rows are appended for latency")
     parser.add_argument("--latency-interval", type=float, default=0.02, help="seconds between appended rows")
     parser.add_argument("--period-seconds", type=float, default=6.0, help="how long channels append, per channel count")
+    parser.add_argument(
+        "--channel-counts",
+        type=lambda s: [int(n) for n in s.split(",") if n],
+        default=list(CHANNEL_COUNTS),
+        help="channels of the commits figure, one run each (default 1,4,16)",
+    )
     parser.add_argument("--ingest-minutes", type=float, default=10.0, help="the compaction ingest, by the Lake's clock")
     parser.add_argument("--ingest-lag", type=float, default=5.0, help="max_client_lag of the compaction ingest, seconds")
     parser.add_argument("--ingest-batch", type=int, default=100, help="rows per flush of the compaction ingest")
