@@ -34,13 +34,11 @@ from lakeclone.widgets._live import table_text
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from pyspark.sql import SparkSession
-    from warehouse_templates import Build
+    from warehouse_templates import Build, WarehouseTemplates
 
 pytestmark = pytest.mark.spark
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-START = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
 DAY = dt.timedelta(days=1)
 
 
@@ -70,18 +68,15 @@ def build_pipeline(lake: lakeclone.Lake, clock: lakeclone.ManualClock) -> None:
     lake.sql("INSERT INTO raw VALUES (4, 'd')")
 
 
-@pytest.fixture(scope="module")
-def piped(tmp_path_factory: pytest.TempPathFactory, spark: SparkSession) -> lakeclone.Lake:
-    """One Lake holding :func:`build_pipeline`'s tables and streams, for the tests that only read it."""
-    clock = lakeclone.ManualClock(START)
-    lake = lakeclone.connect(tmp_path_factory.mktemp("streams") / "warehouse", spark=spark, clock=clock)
-    build_pipeline(lake, clock)
-    return lake
-
-
 def _pipeline(lake: lakeclone.Lake) -> None:
     assert isinstance(lake.clock, lakeclone.ManualClock)
     build_pipeline(lake, lake.clock)
+
+
+@pytest.fixture(scope="module")
+def piped(warehouse_templates: WarehouseTemplates) -> lakeclone.Lake:
+    """One Lake holding :func:`build_pipeline`'s tables and streams, for the tests that only read it."""
+    return warehouse_templates.shared(_pipeline)
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import datetime as dt
 import os
 from typing import TYPE_CHECKING
 
@@ -29,18 +28,18 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from pyspark.sql import SparkSession
+    from warehouse_templates import WarehouseTemplates
 
     from lakeclone.vacuum.plan import FileDecision
 
 pytestmark = pytest.mark.spark
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-START = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
 RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
 LOW_RETENTION_ERROR = "Are you sure you would like to vacuum files with such a low retention period?"
 
 
-def _clones_and_rewrites(lake: lakeclone.Lake, clock: lakeclone.ManualClock) -> None:
+def _clones_and_rewrites(lake: lakeclone.Lake) -> None:
     """Table ``s`` with a clone ``c1`` and a clone of that, ``c2``; then ``s`` deletes and rewrites rows.
 
     At ``RETAIN 0 HOURS`` ``s``'s folder then holds current files, a file only
@@ -59,23 +58,21 @@ def _clones_and_rewrites(lake: lakeclone.Lake, clock: lakeclone.ManualClock) -> 
     lake.sql("INSERT INTO s VALUES (4, 'd')")
     lake.sql("DELETE FROM s WHERE id = 4")
     lake.sql("UPDATE s SET v = 'z' WHERE id = 3")
-    clock.advance(hours=2)
+    assert isinstance(lake.clock, lakeclone.ManualClock)
+    lake.clock.advance(hours=2)
 
 
 @pytest.fixture
-def cloned(lake: lakeclone.Lake, clock: lakeclone.ManualClock) -> str:
+def cloned(lake: lakeclone.Lake) -> str:
     """:func:`_clones_and_rewrites`' table ``s``, on the test's own Lake: for tests that vacuum."""
-    _clones_and_rewrites(lake, clock)
+    _clones_and_rewrites(lake)
     return "s"
 
 
 @pytest.fixture(scope="module")
-def reading_lake(tmp_path_factory: pytest.TempPathFactory, spark: SparkSession) -> lakeclone.Lake:
+def reading_lake(warehouse_templates: WarehouseTemplates) -> lakeclone.Lake:
     """One Lake holding :func:`_clones_and_rewrites`' tables, for the tests that only plan and draw."""
-    clock = lakeclone.ManualClock(START)
-    lake = lakeclone.connect(tmp_path_factory.mktemp("vacuum") / "warehouse", spark=spark, clock=clock)
-    _clones_and_rewrites(lake, clock)
-    return lake
+    return warehouse_templates.shared(_clones_and_rewrites)
 
 
 @pytest.fixture

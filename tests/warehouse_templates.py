@@ -52,6 +52,7 @@ class WarehouseTemplates:
         self._spark = spark
         self._start = start
         self._built: dict[Build, Template] = {}
+        self._shared: dict[Build, lakeclone.Lake] = {}
 
     def copy(self, build: Build, into: Path, clock: lakeclone.ManualClock) -> lakeclone.Lake:
         """A Lake as the administrator on a copy at ``into`` of what ``build`` made, with ``clock`` moved to where the build left it.
@@ -77,6 +78,20 @@ class WarehouseTemplates:
         behind = template.ended - clock.peek()
         clock.advance(seconds=max(behind.total_seconds(), 0.0))
         return lakeclone.connect(into, spark=self._spark, clock=clock)
+
+    def shared(self, build: Build) -> lakeclone.Lake:
+        """A Lake on what ``build`` made, built once per process and shared by the tests that only read it.
+
+        Nothing is copied, so a shallow clone's files are no obstacle; a test
+        that changed the warehouse would change it for every later test.
+        """
+        lake = self._shared.get(build)
+        if lake is None:
+            warehouse = (self._root / "shared" / f"{build.__module__}.{build.__qualname__}" / "warehouse").resolve()
+            lake = lakeclone.connect(warehouse, spark=self._spark, clock=lakeclone.ManualClock(self._start))
+            build(lake)
+            self._shared[build] = lake
+        return lake
 
     def built(self, build: Build) -> object:
         """What ``build`` returned when it made its template (plain values, such as the ids of its statements)."""
