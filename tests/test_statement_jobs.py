@@ -124,6 +124,20 @@ def test_show_tables_reads_counts_and_sizes_from_deltas_checksums(lake: lakeclon
         assert size == detail.sizeInBytes > 0
 
 
+def test_describe_reads_files_and_size_from_deltas_checksum(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (id INT, v STRING); INSERT INTO t VALUES (1, 'a'); INSERT INTO t VALUES (2, 'b')")
+    lake.sql("DELETE FROM t WHERE id = 1")
+    with spark_jobs_run(lake.spark) as jobs:
+        (detail,) = lake.sql("DESCRIBE DETAIL t").collect()
+        columns = [r.name for r in lake.sql("DESCRIBE TABLE t").collect()]
+    assert jobs == []
+    assert columns == ["ID", "V"]
+    # Delta's own DESCRIBE DETAIL counts them from the version's reconstructed state.
+    (delta_detail,) = lake.spark.sql(f"DESCRIBE DETAIL delta.`{detail.location}`").collect()
+    assert (detail.numFiles, detail.sizeInBytes) == (delta_detail.numFiles, delta_detail.sizeInBytes)
+    assert detail.numFiles == 1 and detail.sizeInBytes > 0  # the DELETE rewrote the first INSERT's file away
+
+
 def test_with_compute_ahead_a_tracked_insert_after_think_time_runs_only_its_write(
     tmp_path: Path, spark: SparkSession, clock: lakeclone.ManualClock
 ) -> None:

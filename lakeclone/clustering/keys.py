@@ -84,7 +84,7 @@ class ClusteringKey:
 
     def store(self, catalog: Catalog, entry: TableEntry) -> None:
         if self.keys is not None:
-            columns = self.execution.delta.table(entry.location).snapshot().schema.fieldNames()
+            columns = self.execution.delta.table(entry.location).schema().fieldNames()
             catalog.set_clustering(entry.id, check_key(self.keys, columns), automatic=True)
 
 
@@ -93,7 +93,7 @@ def read_key(execution: Execution, name: QualifiedName, create: exp.Create, elem
 
 
 def _table_columns(execution: Execution, entry: TableEntry) -> list[str]:
-    return execution.delta.table(entry.location).snapshot().schema.fieldNames()
+    return execution.delta.table(entry.location).schema().fieldNames()
 
 
 def _entry_or_none(execution: Execution) -> TableEntry | None:

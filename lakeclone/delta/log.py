@@ -167,9 +167,19 @@ class TableLog:
             min_reader_version=int(protocol["minReaderVersion"]),
             min_writer_version=int(protocol["minWriterVersion"]),
             features=tuple(features),
-            num_files=int(snap.numOfFiles()),
-            size=int(snap.sizeInBytes()),
+            **self._file_totals(snap),
         )
+
+    @staticmethod
+    def _file_totals(snap: Any) -> dict[str, int]:
+        """A snapshot's live files and bytes: from its checksum file when it has one, which needs no Spark job.
+
+        Without one, Delta reconstructs the version's state to count them.
+        """
+        checksum = snap.checksumOpt()
+        if checksum.isDefined():
+            return {"num_files": int(checksum.get().numFiles()), "size": int(checksum.get().tableSizeBytes())}
+        return {"num_files": int(snap.numOfFiles()), "size": int(snap.sizeInBytes())}
 
     def checked_counts(self, version: int | None = None) -> CheckedCounts | None:
         """The version's rows and bytes, from Delta's checksum file alone: no Spark job.

@@ -295,7 +295,7 @@ def describe(execution: Execution) -> DataFrame:
 def _describe_table(execution: Execution) -> DataFrame:
     expression = execution.expression
     entry = execution.tables.entry(expression.this)
-    schema = execution.delta.table(entry.location).snapshot().schema
+    schema = execution.delta.table(entry.location).schema()
     attributes: dict[str, dict[str, str | None]] = {}
     for supplier in registry.COLUMN_ATTRIBUTES:
         for column, values in supplier(execution.catalog, entry.id).items():
