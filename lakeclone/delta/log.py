@@ -219,8 +219,8 @@ class TableLog:
         """The table's columns at ``version`` (the latest when None).
 
         Read from the metadata action alone: :meth:`snapshot` also counts the
-        files, which makes Delta reconstruct the version's state (a Spark job)
-        the first time the version is read.
+        files, which for a version without a checksum file makes Delta
+        reconstruct the version's state (a Spark job).
         """
         from pyspark.sql.types import StructType
 
