@@ -135,7 +135,7 @@ def test_describe_reads_files_and_size_from_deltas_checksum(lake: lakeclone.Lake
     # Delta's own DESCRIBE DETAIL counts them from the version's reconstructed state.
     (delta_detail,) = lake.spark.sql(f"DESCRIBE DETAIL delta.`{detail.location}`").collect()
     assert (detail.numFiles, detail.sizeInBytes) == (delta_detail.numFiles, delta_detail.sizeInBytes)
-    assert detail.numFiles == 1 and detail.sizeInBytes > 0  # the DELETE rewrote the first INSERT's file away
+    assert detail.numFiles == 1 and detail.sizeInBytes > 0  # the DELETE removed the first INSERT's file whole
 
 
 def test_with_compute_ahead_a_tracked_insert_after_think_time_runs_only_its_write(
