@@ -87,7 +87,7 @@ class WarehouseTemplates:
         """
         lake = self._shared.get(build)
         if lake is None:
-            warehouse = (self._root / "shared" / f"{build.__module__}.{build.__qualname__}" / "warehouse").resolve()
+            warehouse = self._warehouse(build, "shared")
             lake = lakeclone.connect(warehouse, spark=self._spark, clock=lakeclone.ManualClock(self._start))
             build(lake)
             self._shared[build] = lake
@@ -97,8 +97,12 @@ class WarehouseTemplates:
         """What ``build`` returned when it made its template (plain values, such as the ids of its statements)."""
         return self._built[build].value
 
+    def _warehouse(self, build: Build, kind: str) -> Path:
+        """The folder of ``build``'s warehouse of ``kind`` (a template to copy, or one shared): one per build function."""
+        return (self._root / kind / f"{build.__module__}.{build.__qualname__}" / "warehouse").resolve()
+
     def _build(self, build: Build) -> Template:
-        warehouse = (self._root / f"{build.__module__}.{build.__qualname__}" / "warehouse").resolve()
+        warehouse = self._warehouse(build, "templates")
         clock = lakeclone.ManualClock(self._start)
         value = build(lakeclone.connect(warehouse, spark=self._spark, clock=clock))
         _refuse_self_references(warehouse)
