@@ -1,4 +1,4 @@
-"""Each tutorial notebook run by nbval gets a fresh warehouse of its own, and a kernel whose JVM runs as the tests' do.
+"""Each tutorial notebook run by nbval gets a fresh warehouse of its own, and a kernel whose Spark is the tests' session's JVM.
 
 Hooks, not fixtures: nbval starts a notebook's kernel before any fixture
 runs, and the kernel inherits this process's environment as it stands then.
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from jvm_settings import worker_env  # noqa: E402  (the tests' folder is not a package)
+from jvm_settings import kernel_env, shared_spark  # noqa: E402  (the tests' folder is not a package)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -25,9 +25,9 @@ def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
     if notebook is None or hasattr(notebook, "lakeclone_warehouse"):
         return (yield)
     notebook.lakeclone_warehouse = tempfile.mkdtemp(prefix="lakeclone-nb-")  # type: ignore[attr-defined]
-    kernel_env = {**worker_env(), "LAKECLONE_WAREHOUSE": notebook.lakeclone_warehouse}  # type: ignore[attr-defined]
+    env = {**kernel_env(shared_spark()), "LAKECLONE_WAREHOUSE": notebook.lakeclone_warehouse}  # type: ignore[attr-defined]
     before = dict(os.environ)
-    os.environ.update(kernel_env)
+    os.environ.update(env)
     try:
         return (yield)
     finally:

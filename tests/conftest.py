@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import pytest
-from jvm_settings import SPARK_CONF
+from jvm_settings import shared_spark
 from warehouse_templates import Build, WarehouseTemplates
 
 import lakeclone
@@ -24,12 +24,7 @@ START = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
 @pytest.fixture(scope="session")
 def spark() -> SparkSession:
     """The embedded SparkSession, started once per run: a cold start takes ~9 s."""
-    from lakeclone.session import embedded_spark
-
-    spark = embedded_spark()
-    for key, value in SPARK_CONF.items():
-        spark.conf.set(key, value)
-    return spark
+    return shared_spark()
 
 
 @pytest.fixture
