@@ -650,16 +650,22 @@ def select_figure(
 
 
 def bound_sql(lake: lakeclone.Lake, text: str) -> str:
-    """The Spark SQL that lakeclone runs for the query ``text``."""
+    """The Spark SQL that lakeclone runs for the query ``text``, its tables at the versions it pinned.
+
+    In Delta's own form (``delta.`<folder>` VERSION AS OF n``): lakeclone may
+    read a version it just wrote from its checksum's file list instead, through
+    a view that lives only as long as the statement.
+    """
     from lakeclone.engine import query
+    from lakeclone.engine.compiler import bind_tables, to_spark
 
     captured: list[str] = []
     name = "spark_sql"  # the select handler calls the name it imported into its module
     original = getattr(query, name)
 
-    def capture(*args: Any, **kwargs: Any) -> str:
-        captured.append(original(*args, **kwargs))
-        return captured[-1]
+    def capture(expression: Any, tables: Any) -> str:
+        captured.append(to_spark(bind_tables(expression, tables)))
+        return original(expression, tables)
 
     setattr(query, name, capture)
     try:

@@ -17,13 +17,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from lake_helpers import spark_jobs_run
+from lake_helpers import location, rows, spark_jobs_run
 
 import lakeclone
+from lakeclone.delta import log
+from lakeclone.delta.log import Delta
 from lakeclone.delta.statements import TABLE_PROPERTIES
+from lakeclone.session import session_setting
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 pytestmark = pytest.mark.spark
 
@@ -176,3 +179,57 @@ def test_show_results_are_built_on_the_driver_with_spark_frames_values(spark: Sp
     assert empty.dtypes == spark.createDataFrame([], schema).dtypes
     many = data * (results.LOCAL_ROWS // len(data) + 1)  # beyond LOCAL_ROWS: a frame from createDataFrame
     assert results.rows(spark, schema, many).collect() == spark.createDataFrame(many, schema).collect()
+
+
+def _state_jobs(spark: SparkSession, jobs: list[int]) -> list[int]:
+    """Which of ``jobs`` Delta ran to reconstruct a version's state (it names them "Compute snapshot for version")."""
+    store = spark.sparkContext._jsc.sc().statusStore()  # type: ignore[union-attr]
+    return [job for job in jobs if "Compute snapshot" in str(store.job(job).description())]
+
+
+def test_the_first_read_after_a_write_reads_the_files_the_checksum_lists(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (id INT, v STRING) CHANGE_TRACKING = TRUE; ALTER TABLE t SET ENABLE_DELETION_VECTORS = TRUE")
+    lake.sql("INSERT INTO t SELECT id, 'v' FROM range(0, 20, 1, 1)")
+    lake.sql("DELETE FROM t WHERE id < 18")  # a deletion vector hides most of the file's rows
+    lake.sql("INSERT INTO t VALUES (100, 'new')")
+    with spark_jobs_run(lake.spark) as jobs:
+        read = lake.sql("SELECT id FROM t").collect()
+    assert sorted(r.ID for r in read) == [18, 19, 100]
+    assert len(jobs) == 1 and _state_jobs(lake.spark, jobs) == []  # the scan alone
+    # An INSERT … SELECT's source reads the same way: the write is its one job.
+    lake.sql("CREATE TABLE u (id INT, v STRING)")
+    with spark_jobs_run(lake.spark) as jobs:
+        lake.sql("INSERT INTO u SELECT id, v FROM t")
+    assert len(jobs) == 1
+    lake.sql("MERGE INTO u USING t ON u.id = t.id WHEN MATCHED THEN UPDATE SET v = 'matched'")
+    assert rows(lake, "SELECT id, v FROM u") == [(18, "matched"), (19, "matched"), (100, "matched")]
+
+
+def test_a_version_whose_checksum_lists_no_files_is_read_through_deltas_state(lake: lakeclone.Lake) -> None:
+    # Delta lists a version's files in its checksum only up to a number of files (50 by default).
+    with session_setting(lake.spark, "spark.databricks.delta.allFilesInCrc.thresholdNumFiles", "1"):
+        lake.sql("CREATE TABLE t (id INT); INSERT INTO t VALUES (1); INSERT INTO t VALUES (2); INSERT INTO t VALUES (3)")
+        lake.sql("DELETE FROM t WHERE id = 1")
+    assert Delta(lake.spark).table(location(lake, "T")).listed_add_actions(4) is None
+    with spark_jobs_run(lake.spark) as jobs:
+        assert rows(lake, "SELECT * FROM t") == [(2,), (3,)]
+    assert _state_jobs(lake.spark, jobs) != []
+    assert rows(lake, "SELECT * FROM t AT(VERSION => 2)") == [(1,), (2,)]
+
+
+def _file_index(frame: DataFrame) -> str:
+    """The kind of Delta file index the frame's scan reads through."""
+    leaf = frame._jdf.queryExecution().optimizedPlan().collectLeaves().head()
+    return str(leaf.relation().location().getClass().getSimpleName())
+
+
+def test_a_version_delta_has_the_state_of_or_a_large_one_is_read_by_delta_skipping_files(
+    lake: lakeclone.Lake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lake.sql("CREATE TABLE t (id INT); INSERT INTO t VALUES (1), (2)")
+    assert _file_index(lake.sql("SELECT * FROM t WHERE id = 1")) == "TahoeBatchFileIndex"  # the checksum's list
+    monkeypatch.setattr(log, "LISTED_READ_BYTES", 0)
+    assert _file_index(lake.sql("SELECT * FROM t WHERE id = 1")) == "PreparedDeltaFileIndex"
+    monkeypatch.undo()
+    lake.spark.sql(f"SELECT COUNT(*) FROM delta.`{location(lake, 'T')}`").collect()  # Delta computes the version's state
+    assert _file_index(lake.sql("SELECT * FROM t WHERE id = 1")) == "PreparedDeltaFileIndex"

@@ -28,6 +28,10 @@ LOG_FOLDER = "_delta_log"
 _Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
 _ENCODED_UUID = 20
 
+# The largest version read from its checksum's file list (see TableLog.listed_frame),
+# which reads every listed file: Delta's own read skips files by their statistics.
+LISTED_READ_BYTES = 32 * 1024 * 1024
+
 
 @dataclass(frozen=True)
 class TableFile:
@@ -199,6 +203,31 @@ class TableLog:
                 return None
             rows += int(stats["numRecords"]) - int((add.get("deletionVector") or {}).get("cardinality") or 0)
         return CheckedCounts(rows, int(checksum["tableSizeBytes"]))
+
+    def listed_frame(self, version: int) -> DataFrame | None:
+        """``version``'s rows read from the files its checksum lists, where that beats Delta's own read; else None.
+
+        Delta's own read of a version (``delta.`<folder>` VERSION AS OF n``)
+        first reconstructs the version's state to find its files: three Spark
+        jobs, paid by the first read after every commit. The checksum of a
+        version of at most 50 files already names them with their deletion
+        vectors (see :meth:`_checksum`), and Delta reads such a list as it
+        reads a change feed's files (``createDataFrame``). That read skips no
+        file by its statistics, as Delta's does, so it is only taken for a
+        version of at most :data:`LISTED_READ_BYTES` whose state Delta has not
+        computed yet: once it has, its own read costs no job either.
+        """
+        from pyspark.sql import DataFrame
+
+        snap = self._at(version)
+        checksum = snap.checksumOpt()
+        if checksum.isEmpty() or checksum.get().allFiles().isEmpty() or snap.stateReconstructionTriggered():
+            return None
+        if int(checksum.get().tableSizeBytes()) > LISTED_READ_BYTES:
+            return None
+        with self._jvm.active():
+            frame = self._log().createDataFrame(snap, checksum.get().allFiles().get(), False, self._jvm.none())
+        return DataFrame(frame, self.delta.spark)
 
     def _checksum(self, snap: Any) -> dict[str, Any] | None:
         """The snapshot's checksum file (``<version>.crc``) as its JSON; None when the version has none.

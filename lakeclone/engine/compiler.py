@@ -239,5 +239,24 @@ def _sampled(source: exp.Table | exp.Subquery, sample: exp.TableSample) -> exp.S
 
 
 def spark_sql(expression: exp.Expr, tables: Tables) -> str:
-    """Spark SQL text for a query, its tables bound to pinned versions."""
-    return to_spark(bind_tables(expression, tables))
+    """Spark SQL text for a query, its tables bound to pinned versions and read from the files those list."""
+    return to_spark(_read_listed_files(bind_tables(expression, tables), tables))
+
+
+def _read_listed_files(bound: Bound, tables: Tables) -> Bound:
+    """``bound`` with each pinned version whose checksum lists its files read from that list (see ``TableLog.listed_frame``).
+
+    The last step before Spark: policies and caches keyed by a reference's
+    text see ``delta.`<location>` VERSION AS OF n`` up to here.
+    """
+    for table in list(bound.find_all(exp.Table)):
+        version = table.args.get("version")
+        if table.db != "delta" or not isinstance(version, exp.Version) or not version.expression.is_int:
+            continue
+        frame = tables.delta.table(table.name).listed_frame(int(version.expression.name))
+        if frame is not None:
+            view = tables.bind_frame(frame, None)
+            table.set("this", view.this)
+            table.set("db", None)
+            table.set("version", None)
+    return bound

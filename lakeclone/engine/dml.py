@@ -15,7 +15,7 @@ from sqlglot import exp
 
 from lakeclone.delta import statements
 from lakeclone.engine import registry, results
-from lakeclone.engine.compiler import bind_tables, check_table_clauses, spark_sql, to_spark
+from lakeclone.engine.compiler import check_table_clauses, spark_sql, to_spark
 from lakeclone.engine.schema import conform
 from lakeclone.engine.work import Rewrite
 from lakeclone.errors import ExecutionError, SqlCompilationError, UnsupportedStatementError
@@ -64,7 +64,7 @@ def _target(execution: Execution, table: exp.Table) -> Target:
 
 
 def _sql(node: exp.Expression, execution: Execution) -> str:
-    return to_spark(bind_tables(node, execution.tables))
+    return spark_sql(node, execution.tables)
 
 
 def _cast(value: str, field: StructField) -> str:
