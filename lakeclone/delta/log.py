@@ -220,13 +220,18 @@ class TableLog:
         from pyspark.sql import DataFrame
 
         snap = self._at(version)
-        checksum = snap.checksumOpt()
-        if checksum.isEmpty() or checksum.get().allFiles().isEmpty() or snap.stateReconstructionTriggered():
+        # Every query of every table asks: the check that usually says no (a read version's state is there) first.
+        if snap.stateReconstructionTriggered():
             return None
-        if int(checksum.get().tableSizeBytes()) > LISTED_READ_BYTES:
+        checksums = snap.checksumOpt()
+        if checksums.isEmpty():
+            return None
+        checksum = checksums.get()
+        files = checksum.allFiles()
+        if files.isEmpty() or int(checksum.tableSizeBytes()) > LISTED_READ_BYTES:
             return None
         with self._jvm.active():
-            frame = self._log().createDataFrame(snap, checksum.get().allFiles().get(), False, self._jvm.none())
+            frame = self._log().createDataFrame(snap, files.get(), False, self._jvm.none())
         return DataFrame(frame, self.delta.spark)
 
     def _checksum(self, snap: Any) -> dict[str, Any] | None:
