@@ -99,6 +99,20 @@ def test_an_untracked_insert_runs_only_its_write_and_a_tracked_one_pays_for_row_
     assert counted[True]["INSERT 1 row"][0] > 1
 
 
+def test_create_table_runs_no_job_and_its_checksum_lists_the_files_to_come(lake: lakeclone.Lake) -> None:
+    spark = lake.spark
+    assert _jobs(spark, lambda: lake.sql("CREATE TABLE t (id INT, v STRING)")) == 0
+    table = Delta(spark).table(location(lake, "T"))
+    assert table.listed_add_actions(0) == []  # an empty table's checksum lists its no files
+    assert _jobs(spark, lambda: lake.sql("INSERT INTO t VALUES (1, 'a')")) == 1
+    listed = table.listed_add_actions(1)
+    assert listed is not None and len(listed) == 1  # so the next version's checksum lists its files too
+    assert spark.conf.get("spark.databricks.delta.allFilesInCrc.enabled", "true") == "true"  # the setting is put back
+    lake.sql("CREATE TABLE c AS SELECT 1 AS id")  # a table created with rows lists them
+    listed = Delta(spark).table(location(lake, "C")).listed_add_actions(0)
+    assert listed is not None and len(listed) == 1
+
+
 @pytest.mark.parametrize("statement", ["UPDATE 1 row", "DELETE 1 row"])
 def test_an_untracked_rewrite_runs_no_more_jobs_than_delta_with_its_defaults(
     tmp_path: Path, lake: lakeclone.Lake, statement: str
