@@ -147,6 +147,23 @@ def test_not_null_violation_in_insert_changes_nothing(people: lakeclone.Lake) ->
     unchanged_after(people, "PEOPLE", "INSERT INTO people (name) VALUES ('no id')", message)
 
 
+def test_not_null_columns_are_checked_row_by_row_whatever_their_names(lake: lakeclone.Lake) -> None:
+    lake.sql("""CREATE TABLE q ("it's" INT NOT NULL, "back\\slash" STRING NOT NULL, v STRING)""")
+    unchanged_after(lake, "Q", "INSERT INTO q VALUES (NULL, 'a', 'b')", "NULL result in a non-nullable column 'it's'")
+    unchanged_after(lake, "Q", """INSERT INTO q ("it's") VALUES (1)""", "non-nullable column 'back\\\\slash'")
+    # No row, no NULL: naming only some columns is not an error in itself.
+    assert result(lake, "INSERT INTO q (v) SELECT 'none' WHERE FALSE") == {"number of rows inserted": 0}
+    assert rows(lake, "SELECT * FROM q") == []
+
+
+def test_struct_columns_take_inserts_and_updates_whatever_their_field_names(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE s AS SELECT named_struct('aB', 1, 'c`d', 'x') AS st, array(named_struct('k', 1.5)) AS arr")
+    lake.sql("INSERT INTO s SELECT * FROM s")
+    lake.sql("UPDATE s SET st = named_struct('aB', 5, 'c`d', 'y')")
+    assert {(r.ST["aB"], r.ST["c`d"], r.ARR[0]["k"]) for r in lake.sql("SELECT * FROM s").collect()} == {(5, "y", Decimal("1.5"))}
+    assert len(spark_rows(lake.spark, location(lake, "S"))) == 2
+
+
 def test_not_null_violation_in_update_changes_nothing(people: lakeclone.Lake) -> None:
     unchanged_after(
         people, "PEOPLE", "UPDATE people SET id = NULL WHERE id = 2", "NULL result in a non-nullable column 'ID'"

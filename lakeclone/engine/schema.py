@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
+from lakeclone.delta.statements import quoted, string_literal
 from lakeclone.errors import SqlCompilationError
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
-    from pyspark.sql.types import DataType, StructField, StructType
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import DataType, StructType
 
 # Snowflake's integer types are all NUMBER(38, 0); a 64-bit integer is the
 # closest Spark type that does not turn every count into a decimal.
@@ -77,8 +78,6 @@ def conform(frame: DataFrame, schema: StructType, names: list[str] | None = None
     the others get NULL. A NULL in a NOT NULL column fails the statement, as
     it does in Snowflake.
     """
-    from pyspark.sql import functions as F
-
     targets = names if names is not None else schema.fieldNames()
     upper = {n.upper(): n for n in schema.fieldNames()}
     resolved = []
@@ -93,18 +92,26 @@ def conform(frame: DataFrame, schema: StructType, names: list[str] | None = None
     # By position, as SQL's INSERT does: the query's own column names may repeat.
     positional = [f"_lakeclone_value_{index}" for index in range(len(resolved))]
     source = dict(zip(resolved, positional, strict=True))
+    # As SQL text, in one call: built with Column objects, each column cost the
+    # statement a dozen round trips to the JVM.
     columns = []
     for field in schema.fields:
-        value = F.col(source[field.name]) if field.name in source else F.lit(None)
-        columns.append(checked(value.cast(field.dataType), field).alias(field.name))
-    return frame.toDF(*positional).select(*columns)
+        value = f"CAST({quoted(source[field.name]) if field.name in source else 'NULL'} AS {sql_type(field.dataType)})"
+        if not field.nullable:
+            message = string_literal(f"NULL result in a non-nullable column '{field.name}'")
+            value = f"CASE WHEN ({value}) IS NULL THEN raise_error({message}) ELSE {value} END"
+        columns.append(f"{value} AS {quoted(field.name)}")
+    return frame.toDF(*positional).selectExpr(*columns)
 
 
-def checked(value: Column, field: StructField) -> Column:
-    """``value``, failing the statement when it is NULL in a NOT NULL column."""
-    from pyspark.sql import functions as F
+def sql_type(data_type: DataType) -> str:
+    """A Spark type as Spark SQL spells it in a CAST, struct field names quoted."""
+    from pyspark.sql.types import ArrayType, MapType, StructType
 
-    if field.nullable:
-        return value
-    name = field.name
-    return F.when(value.isNull(), F.raise_error(F.lit(f"NULL result in a non-nullable column '{name}'"))).otherwise(value)
+    if isinstance(data_type, StructType):
+        return "STRUCT<" + ", ".join(f"{quoted(f.name)}: {sql_type(f.dataType)}" for f in data_type.fields) + ">"
+    if isinstance(data_type, ArrayType):
+        return f"ARRAY<{sql_type(data_type.elementType)}>"
+    if isinstance(data_type, MapType):
+        return f"MAP<{sql_type(data_type.keyType)}, {sql_type(data_type.valueType)}>"
+    return data_type.simpleString()
