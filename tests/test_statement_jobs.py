@@ -103,7 +103,7 @@ def test_create_table_runs_no_job_and_its_checksum_lists_the_files_to_come(lake:
     spark = lake.spark
     assert _jobs(spark, lambda: lake.sql("CREATE TABLE t (id INT, v STRING)")) == 0
     table = Delta(spark).table(location(lake, "T"))
-    assert table.listed_add_actions(0) == []  # an empty table's checksum lists its no files
+    assert table.listed_add_actions(0) == []  # an empty table's checksum lists no files
     assert _jobs(spark, lambda: lake.sql("INSERT INTO t VALUES (1, 'a')")) == 1
     listed = table.listed_add_actions(1)
     assert listed is not None and len(listed) == 1  # so the next version's checksum lists its files too
