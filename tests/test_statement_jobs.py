@@ -219,6 +219,22 @@ def test_the_first_read_after_a_write_reads_the_files_the_checksum_lists(lake: l
     assert rows(lake, "SELECT id, v FROM u") == [(18, "matched"), (19, "matched"), (100, "matched")]
 
 
+def test_a_version_named_twice_in_a_statement_is_listed_once(lake: lakeclone.Lake, monkeypatch: pytest.MonkeyPatch) -> None:
+    lake.sql("CREATE TABLE t (id INT, v STRING); INSERT INTO t VALUES (1, 'a'), (2, 'b')")
+    listed: list[int] = []
+    read = log.TableLog.listed_frame
+
+    def counted(self: log.TableLog, version: int) -> DataFrame | None:
+        listed.append(version)
+        return read(self, version)
+
+    monkeypatch.setattr(log.TableLog, "listed_frame", counted)
+    with spark_jobs_run(lake.spark) as jobs:
+        joined = rows(lake, "SELECT a.id, b.v FROM t AS a JOIN t AS b ON a.id = b.id")
+    assert joined == [(1, "a"), (2, "b")]
+    assert listed == [1] and _state_jobs(lake.spark, jobs) == []
+
+
 def test_a_version_whose_checksum_lists_no_files_is_read_through_deltas_state(lake: lakeclone.Lake) -> None:
     # Delta lists a version's files in its checksum only up to a number of files (50 by default).
     with session_setting(lake.spark, "spark.databricks.delta.allFilesInCrc.thresholdNumFiles", "1"):

@@ -249,14 +249,18 @@ def _read_listed_files(bound: Bound, tables: Tables) -> Bound:
     The last step before Spark: policies and caches keyed by a reference's
     text see ``delta.`<location>` VERSION AS OF n`` up to here.
     """
+    views: dict[tuple[str, int], exp.Table | None] = {}  # one per version, however often the statement names it
     for table in list(bound.find_all(exp.Table)):
         version = table.args.get("version")
         if table.db != "delta" or not isinstance(version, exp.Version) or not version.expression.is_int:
             continue
-        frame = tables.delta.table(table.name).listed_frame(int(version.expression.name))
-        if frame is not None:
-            view = tables.bind_frame(frame, None)
-            table.set("this", view.this)
+        key = (table.name, int(version.expression.name))
+        if key not in views:
+            frame = tables.delta.table(key[0]).listed_frame(key[1])
+            views[key] = None if frame is None else tables.bind_frame(frame, None)
+        view = views[key]
+        if view is not None:
+            table.set("this", view.this.copy())
             table.set("db", None)
             table.set("version", None)
     return bound
