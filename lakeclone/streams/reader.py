@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from lakeclone.catalog.entries import StreamMode
 from lakeclone.delta.changes import BASE_ROW_ID, ROW_COMMIT_VERSION, ROW_ID, file_changes, files_frame, narrowed
+from lakeclone.delta.statements import quoted
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -71,26 +72,22 @@ def initial_rows(log: TableLog, version: int) -> DataFrame:
     return _records(log.frame(version), log.schema(version).fieldNames(), INSERT, is_update=False)
 
 
-def _quoted(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
 # The frames below are built from SQL expression text, a handful of calls into
 # the JVM, where Column objects would take one call per function and column.
 
 
 def _records(frame: DataFrame, columns: list[str], action: str, *, is_update: bool) -> DataFrame:
     return frame.selectExpr(
-        *[_quoted(c) for c in columns],
-        f"'{action}' AS {_quoted(ACTION)}",
-        f"{str(is_update).upper()} AS {_quoted(IS_UPDATE)}",
-        f"CAST({ROW_ID} AS STRING) AS {_quoted(ROW_ID_COLUMN)}",
+        *[quoted(c) for c in columns],
+        f"'{action}' AS {quoted(ACTION)}",
+        f"{str(is_update).upper()} AS {quoted(IS_UPDATE)}",
+        f"CAST({ROW_ID} AS STRING) AS {quoted(ROW_ID_COLUMN)}",
     )
 
 
 def _net(old: DataFrame, new: DataFrame, columns: list[str]) -> DataFrame:
     """Old and new rows joined on their row ids: one pass, each pair giving a DELETE, an INSERT, both or nothing."""
-    row = f"STRUCT({', '.join(_quoted(c) for c in columns)})"
+    row = f"STRUCT({', '.join(quoted(c) for c in columns)})"
 
     def side(frame: DataFrame, prefix: str) -> DataFrame:
         return frame.selectExpr(f"{ROW_ID} AS rid", f"{ROW_COMMIT_VERSION} AS {prefix}_rcv", f"{row} AS {prefix}_row")
@@ -107,18 +104,18 @@ def _net(old: DataFrame, new: DataFrame, columns: list[str]) -> DataFrame:
     joined = side(old, "o").join(side(new, "n"), "rid", "full_outer")
     records = joined.selectExpr("rid", f"EXPLODE(ARRAY({deleted}, {inserted})) AS r").where("r IS NOT NULL")
     return records.selectExpr(
-        *[f"r.row.{_quoted(c)} AS {_quoted(c)}" for c in columns],
-        f"r.action AS {_quoted(ACTION)}",
-        f"r.is_update AS {_quoted(IS_UPDATE)}",
-        f"CAST(rid AS STRING) AS {_quoted(ROW_ID_COLUMN)}",
+        *[f"r.row.{quoted(c)} AS {quoted(c)}" for c in columns],
+        f"r.action AS {quoted(ACTION)}",
+        f"r.is_update AS {quoted(IS_UPDATE)}",
+        f"CAST(rid AS STRING) AS {quoted(ROW_ID_COLUMN)}",
     )
 
 
 def _empty(log: TableLog, version: int, columns: list[str]) -> DataFrame:
     frame = log.frame(version).limit(0)
     return frame.selectExpr(
-        *[_quoted(c) for c in columns],
-        f"'{INSERT}' AS {_quoted(ACTION)}",
-        f"FALSE AS {_quoted(IS_UPDATE)}",
-        f"'' AS {_quoted(ROW_ID_COLUMN)}",
+        *[quoted(c) for c in columns],
+        f"'{INSERT}' AS {quoted(ACTION)}",
+        f"FALSE AS {quoted(IS_UPDATE)}",
+        f"'' AS {quoted(ROW_ID_COLUMN)}",
     )

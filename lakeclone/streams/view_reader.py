@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from lakeclone.catalog.entries import StreamMode
 from lakeclone.delta.changes import ROW_ID as METADATA_ROW_ID
 from lakeclone.delta.changes import file_changes
+from lakeclone.delta.statements import quoted
 from lakeclone.engine.compiler import to_spark
 from lakeclone.engine.tables import StreamRead
 from lakeclone.streams import reader, tracking, view_plan
@@ -115,17 +116,13 @@ def evaluate(tables: Tables, plan: ViewPlan, sources: list[DataFrame]) -> DataFr
 # Base table rows ---------------------------------------------------------------------------------
 
 
-def _quoted(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
 def _rows(tables: Tables, table: TableEntry, version: int, *, touched: bool) -> DataFrame:
     """``table`` at ``version`` with its row ids, every row marked ``touched`` (or none)."""
     from pyspark.sql import functions as F
 
     frame = tables.log(table).frame(version)
     return frame.select(
-        *[F.col(_quoted(c)) for c in frame.columns],
+        *[F.col(quoted(c)) for c in frame.columns],
         F.col(METADATA_ROW_ID).alias(ROW_ID),
         F.lit(touched).alias(TOUCHED),
     )
@@ -136,7 +133,7 @@ def _touched(tables: Tables, table: TableEntry, start: int, end: int) -> DataFra
     from pyspark.sql import functions as F
 
     changed = reader.changes(tables.log(table), start, end, StreamMode.DEFAULT)
-    return changed.select(F.col(_quoted(ROW_ID_COLUMN)).cast("long").alias("lc_touched_id")).distinct()
+    return changed.select(F.col(quoted(ROW_ID_COLUMN)).cast("long").alias("lc_touched_id")).distinct()
 
 
 def _marked(tables: Tables, table: TableEntry, version: int, touched: DataFrame) -> DataFrame:
@@ -144,11 +141,11 @@ def _marked(tables: Tables, table: TableEntry, version: int, touched: DataFrame)
     from pyspark.sql import functions as F
 
     frame = tables.log(table).frame(version)
-    rows = frame.select(*[F.col(_quoted(c)) for c in frame.columns], F.col(METADATA_ROW_ID).alias(ROW_ID))
+    rows = frame.select(*[F.col(quoted(c)) for c in frame.columns], F.col(METADATA_ROW_ID).alias(ROW_ID))
     marks = touched.select(F.col("lc_touched_id"), F.lit(True).alias("lc_touched"))
     joined = rows.join(marks, rows[ROW_ID] == marks["lc_touched_id"], "left")
     return joined.select(
-        *[rows[_quoted(c)] for c in frame.columns],
+        *[rows[quoted(c)] for c in frame.columns],
         rows[ROW_ID],
         F.coalesce(F.col("lc_touched"), F.lit(False)).alias(TOUCHED),
     )
@@ -167,7 +164,7 @@ def _with_appended(tables: Tables, table: TableEntry, start: int, end: int) -> D
         return old
     columns = log.schema(end).fieldNames()
     appended = fresh.select(
-        *[F.col(_quoted(c)) for c in columns], F.col(METADATA_ROW_ID).alias(ROW_ID), F.lit(True).alias(TOUCHED)
+        *[F.col(quoted(c)) for c in columns], F.col(METADATA_ROW_ID).alias(ROW_ID), F.lit(True).alias(TOUCHED)
     )
     return old.unionByName(appended, allowMissingColumns=True)
 
@@ -179,7 +176,7 @@ def _records(frame: DataFrame, plan: ViewPlan, action: str) -> DataFrame:
     from pyspark.sql import functions as F
 
     return frame.select(
-        *[F.col(_quoted(c)) for c in plan.columns],
+        *[F.col(quoted(c)) for c in plan.columns],
         F.lit(action).alias(ACTION),
         F.lit(False).alias(IS_UPDATE),
         F.sha1(F.col(RID)).alias(ROW_ID_COLUMN),
@@ -193,7 +190,7 @@ def _net(old: DataFrame, new: DataFrame, plan: ViewPlan) -> DataFrame:
     def side(frame: DataFrame) -> DataFrame:
         return frame.select(
             F.col(RID).alias("rid"),
-            F.struct(*[F.col(_quoted(c)) for c in plan.columns]).alias("row"),
+            F.struct(*[F.col(quoted(c)) for c in plan.columns]).alias("row"),
             F.lit(True).alias("here"),
         )
 
