@@ -26,6 +26,7 @@ import logging
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -55,6 +56,8 @@ log = logging.getLogger(__name__)
 
 # Seconds a block runs before anything is shown: a quick statement shows nothing.
 THRESHOLD = 0.5
+# The thread-local Spark property naming the job group of the jobs a thread starts.
+JOB_GROUP = "spark.jobGroup.id"
 # Seconds between two readings of Spark's status tracker.
 INTERVAL = 0.25
 # Seconds the end of a block waits for the watching thread to finish.
@@ -109,25 +112,30 @@ class Snapshot:
 
 
 class Tracker:
-    """Reads :class:`Snapshot` s from a SparkContext's status tracker.
+    """Reads :class:`Snapshot` s of one job group's running jobs from a SparkContext's status tracker.
 
-    A stage whose tasks are all done keeps its counts, so it is read once.
+    Only the group's: other sessions and threads of the same Spark (a
+    channel's background flush, another notebook's statement) run jobs of
+    their own at the same time. A stage whose tasks are all done keeps its
+    counts, so it is read once.
     """
 
-    def __init__(self, tracker: StatusTracker) -> None:
+    def __init__(self, tracker: StatusTracker, group: str) -> None:
         self.tracker = tracker
+        self.group = group
         self._finished: dict[int, SparkStageInfo] = {}
 
     def read(self) -> Snapshot:
-        """The running jobs' progress now (Spark's counts lag by up to a tenth of a second)."""
+        """The group's running jobs' progress now (Spark's counts lag by up to a tenth of a second)."""
         tracker = self.tracker
-        jobs = tracker.getActiveJobsIds()
-        running = set(tracker.getActiveStageIds())
-        stage_ids = set(running)
+        running_jobs = set(tracker.getActiveJobsIds())
+        jobs = [job_id for job_id in tracker.getJobIdsForGroup(self.group) if job_id in running_jobs]
+        stage_ids: set[int] = set()
         for job_id in jobs:
             job = tracker.getJobInfo(job_id)
             if job is not None:
                 stage_ids.update(int(stage_id) for stage_id in job.stageIds)
+        running = set(tracker.getActiveStageIds()) & stage_ids
         tasks = completed = active = failed = 0
         for stage_id in sorted(stage_ids):
             stage = self._stage(stage_id)
@@ -260,8 +268,11 @@ def _view_for(setting: bool | None) -> Callable[[], View] | None:
 class _Watch:
     """The daemon thread watching one block."""
 
-    def __init__(self, spark: SparkSession, make_view: Callable[[], View], threshold: float, interval: float) -> None:
+    def __init__(
+        self, spark: SparkSession, group: str, make_view: Callable[[], View], threshold: float, interval: float
+    ) -> None:
         self.spark = spark
+        self.group = group
         self.make_view = make_view
         self.threshold = threshold
         self.interval = interval
@@ -282,7 +293,7 @@ class _Watch:
         try:
             if self._stop.wait(self.threshold):
                 return
-            tracker = Tracker(self.spark.sparkContext.statusTracker())
+            tracker = Tracker(self.spark.sparkContext.statusTracker(), self.group)
             while True:
                 snapshot = tracker.read()
                 if view is None:
@@ -313,9 +324,11 @@ def watching(
     """Show the progress of the Spark jobs run while the block runs, once it has run ``threshold`` seconds.
 
     Blocks nested in a watched block (in the same thread) show nothing of their own.
+    The block's jobs are those of the thread's job group: the one it is in
+    already, else one of its own for the length of the block.
 
     Args:
-        spark: the session whose jobs to watch (all of its running jobs).
+        spark: the session whose jobs to watch.
         setting: a Lake's ``progress``: None shows a bar in a Jupyter kernel
             and nothing elsewhere, True also shows a line on stderr outside a
             kernel, False shows nothing.
@@ -323,12 +336,19 @@ def watching(
         interval: seconds between updates; defaults to :data:`INTERVAL`.
     """
     watch = None
+    own_group = False
     if not getattr(_local, "watching", False):
         try:
             make_view = _view_for(setting)
             if make_view is not None:
+                context = spark.sparkContext
+                group = context.getLocalProperty(JOB_GROUP)
+                if group is None:
+                    group, own_group = f"lakeclone-progress-{uuid.uuid4().hex}", True
+                    context.setLocalProperty(JOB_GROUP, group)
                 watch = _Watch(
                     spark,
+                    group,
                     make_view,
                     THRESHOLD if threshold is None else threshold,
                     INTERVAL if interval is None else interval,
@@ -345,6 +365,8 @@ def watching(
         _local.watching = False
         try:
             watch.stop()
+            if own_group:
+                spark.sparkContext.setLocalProperty(JOB_GROUP, None)  # type: ignore[arg-type]  # None removes it
         except Exception:
             log.debug("Spark progress display not stopped", exc_info=True)
 

@@ -92,7 +92,7 @@ def watches(monkeypatch: pytest.MonkeyPatch) -> list[object]:
 
 
 def test_the_tracker_reports_a_real_jobs_stages_and_tasks(spark: SparkSession) -> None:
-    tracker = Tracker(spark.sparkContext.statusTracker())
+    tracker = Tracker(spark.sparkContext.statusTracker(), "tracked")
     # 40 slow tasks, then a shuffle to a slow final stage; adaptive execution
     # runs the final stage as a job of its own, in which the first stage is skipped.
     frame = slow_job(spark).groupBy("slept").count().selectExpr("reflect('java.lang.Thread', 'sleep', CAST(800 AS BIGINT))")
@@ -101,6 +101,7 @@ def test_the_tracker_reports_a_real_jobs_stages_and_tasks(spark: SparkSession) -
 
     def run() -> None:
         try:
+            spark.sparkContext.setLocalProperty(progress.JOB_GROUP, "tracked")
             frame.collect()
         except BaseException as error:
             failure.append(error)
@@ -162,6 +163,41 @@ def test_a_slow_block_shows_a_progress_bar_of_its_tasks_and_removes_it(spark: Sp
     # The widgets are closed, with their layout and style models: the kernel keeps none of them.
     models = [view.box, view.bar, view.label, view.box.layout, view.bar.layout, view.bar.style, view.label.layout, view.label.style]
     assert all(model.comm is None for model in models)
+
+
+def test_a_bar_shows_only_its_blocks_jobs_and_leaves_the_threads_job_group_as_it_was(
+    spark: SparkSession, notebook: list[RecordingView]
+) -> None:
+    context = spark.sparkContext
+    other_started, other_done = threading.Event(), threading.Event()
+
+    def other_thread() -> None:  # another session's statement, or a channel's background flush
+        try:
+            context.setLocalProperty(progress.JOB_GROUP, "someone else")
+            other_started.set()
+            slow_job(spark, tasks=7, millis=400).collect()
+        finally:
+            context.setLocalProperty(progress.JOB_GROUP, None)  # type: ignore[arg-type]
+            other_done.set()
+
+    threading.Thread(target=other_thread).start()
+    assert other_started.wait(30)
+    with watching(spark, threshold=0.0, interval=0.05):
+        slow_job(spark, tasks=12, millis=100).collect()
+    assert other_done.wait(60)
+    [view] = notebook
+    # Its 12 tasks, never the other thread's 7 besides (1 is the bar's maximum before any task).
+    assert {maximum for _, maximum, _ in view.shown} in ({12}, {1, 12}), view.shown
+    assert context.getLocalProperty(progress.JOB_GROUP) is None
+
+    context.setLocalProperty(progress.JOB_GROUP, "the caller's")
+    try:
+        with watching(spark, threshold=0.0, interval=0.05):
+            slow_job(spark, tasks=4, millis=100).collect()
+        assert context.getLocalProperty(progress.JOB_GROUP) == "the caller's"
+    finally:
+        context.setLocalProperty(progress.JOB_GROUP, None)  # type: ignore[arg-type]
+    assert any(maximum == 4 for _, maximum, _ in notebook[1].shown), notebook[1].shown
 
 
 def test_a_quick_statement_shows_nothing_and_never_asks_spark(
