@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import pytest
-from jvm_settings import shared_spark
+from jvm_settings import shared_spark, start_shared_jvm, take_shared_jvm
 from warehouse_templates import Build, WarehouseTemplates
 
 import lakeclone
@@ -82,6 +82,14 @@ def retention_check(lake: lakeclone.Lake) -> Iterator[Callable[[bool], None]]:
 def retention_check_off(retention_check: Callable[[bool], None]) -> None:
     """Delta's VACUUM retention check off for one test."""
     retention_check(False)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under xdist, the workers share one JVM, which the controller starts (see jvm_settings.start_shared_jvm)."""
+    if hasattr(config, "workerinput"):
+        take_shared_jvm()
+    elif config.getoption("numprocesses", None):
+        start_shared_jvm()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,12 +21,78 @@ if TYPE_CHECKING:
 
 SPARK_CONF = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
 
+# Where the controller's JVM listens, for its xdist workers: "<port> <secret>".
+SHARED_JVM = "LAKECLONE_TEST_JVM"
+_shared_jvm: str | None = None
+_attached: SparkSession | None = None
 
-def shared_spark() -> SparkSession:
-    """This test process's SparkSession: the embedded one, with :data:`SPARK_CONF`; started on first use."""
+
+def start_shared_jvm() -> None:
+    """In xdist's controller, before it starts the workers: start the embedded JVM that the workers share.
+
+    Each worker's JVM compiled the same Spark and Delta code again: JIT
+    compilation was about half of a test JVM's CPU in its first minutes and a
+    third after ten, on a machine whose two cores the two workers keep busy.
+    With one JVM for both, test_dml and test_streams on two workers took
+    189-221 s instead of 288 s (CPU 362-426 s instead of 564 s). Each worker
+    runs in a session of its own, as a notebook kernel does (:func:`attached_session`).
+    """
+    from pyspark import SparkContext
+
     from lakeclone.session import embedded_spark
 
-    spark = embedded_spark()
+    # The JVM's standard output, which it inherits, is where Delta prints a line
+    # for each table it upgrades: here that was among pytest's progress dots.
+    sys.stdout.flush()
+    terminal, devnull = os.dup(1), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    try:
+        embedded_spark()
+    finally:
+        os.dup2(terminal, 1)
+        os.close(terminal)
+        os.close(devnull)
+    gateway = SparkContext._gateway
+    assert gateway is not None
+    os.environ[SHARED_JVM] = f"{gateway.gateway_parameters.port} {gateway.gateway_parameters.auth_token}"
+
+
+def take_shared_jvm() -> None:
+    """In an xdist worker, as it starts: note the controller's JVM, and keep it from the processes tests start."""
+    global _shared_jvm
+    _shared_jvm = os.environ.pop(SHARED_JVM, None)
+
+
+def attached_session(port: str, secret: str) -> SparkSession:
+    """A new session in the running JVM at ``port``, whose SparkContext this process then wraps (a JVM runs only one)."""
+    from pyspark import SparkContext
+    from pyspark.java_gateway import launch_gateway
+    from pyspark.sql import SparkSession
+
+    os.environ["PYSPARK_GATEWAY_PORT"], os.environ["PYSPARK_GATEWAY_SECRET"] = port, secret
+    try:
+        gateway = launch_gateway()  # connects to the JVM these name
+    finally:
+        # The processes this one starts start JVMs of their own.
+        del os.environ["PYSPARK_GATEWAY_PORT"], os.environ["PYSPARK_GATEWAY_SECRET"]
+    jvm = gateway.jvm
+    context = jvm.org.apache.spark.SparkContext.getOrCreate()
+    python_context = SparkContext(gateway=gateway, jsc=jvm.org.apache.spark.api.java.JavaSparkContext(context))
+    sessions = getattr(jvm, "org.apache.spark.sql.classic.SparkSession")
+    return SparkSession(python_context, sessions.getDefaultSession().get().newSession())
+
+
+def shared_spark() -> SparkSession:
+    """This test process's SparkSession, with :data:`SPARK_CONF`: in the controller's JVM under xdist, else the embedded one; started on first use."""
+    global _attached
+    from lakeclone.session import embedded_spark
+
+    if _shared_jvm is None:
+        spark = embedded_spark()
+    else:
+        if _attached is None:
+            _attached = attached_session(*_shared_jvm.split())
+        spark = _attached
     for key, value in SPARK_CONF.items():
         spark.conf.set(key, value)
     return spark

@@ -114,13 +114,23 @@ def last_job(spark: object) -> int:
     return max((job.jobId() for job in spark_jobs(spark)), default=-1)
 
 
-def states_computed_since(spark: object, job: int) -> set[int]:
-    """The versions whose state Delta computed in the jobs after ``job`` (Delta names them in the job's description)."""
+def states_computed_since(job: int, *sessions: Any) -> set[int]:
+    """The versions whose state Delta computed in the jobs ``sessions`` ran after ``job`` (Delta names them in the job's description).
+
+    Only those sessions' jobs (Spark tags each with its session's tag): other
+    tests' sessions run theirs in the same JVM at the same time.
+    """
     prefix = "Delta: Compute snapshot for version: "
+    tags = {session._jsparkSession.sessionJobTag() for session in sessions}
     found = set()
-    for data in spark_jobs(spark):
+    for data in spark_jobs(sessions[0]):
         description = data.description()
-        if data.jobId() > job and description.isDefined() and description.get().startswith(prefix):
+        if (
+            data.jobId() > job
+            and description.isDefined()
+            and description.get().startswith(prefix)
+            and tags & set(str(data.jobTags().mkString("\n")).split("\n"))
+        ):
             found.add(int(description.get()[len(prefix) :]))
     return found
 
@@ -144,10 +154,12 @@ def test_the_flusher_computes_the_state_of_the_next_commit_while_its_rows_gather
     assert log.snapshot_object()._computedStateTriggered()
     assert log.version() == version  # before the next flush is due
     computed = last_job(lake.spark)
+    assert version in states_computed_since(-1, lake.spark, client._session.spark)  # the flusher's job, found by its session
     clock.advance(seconds=1)
     assert channel.wait_for_commit(str(appended - 1), timeout_seconds=120)
     assert log.version() == version + 1
-    assert states_computed_since(lake.spark, computed) == set()  # the commit from `version` found its state computed
+    # The commit from `version` found its state computed.
+    assert states_computed_since(computed, lake.spark, client._session.spark) == set()
     assert read_back(lake, "t") == [(i, None) for i in range(appended)]
 
 
@@ -157,7 +169,7 @@ def test_no_state_is_computed_ahead_for_a_channel_holding_no_rows(lake, client) 
     channel.flush()
     flushed = last_job(lake.spark)
     time.sleep(1)  # many rounds of the flusher
-    assert states_computed_since(lake.spark, flushed) == set()
+    assert states_computed_since(flushed, lake.spark, client._session.spark) == set()
     assert read_back(lake, "t") == [(1, None)]
 
 
