@@ -268,9 +268,7 @@ def _view_for(setting: bool | None) -> Callable[[], View] | None:
 class _Watch:
     """The daemon thread watching one block."""
 
-    def __init__(
-        self, spark: SparkSession, group: str, make_view: Callable[[], View], threshold: float, interval: float
-    ) -> None:
+    def __init__(self, spark: SparkSession, group: str, make_view: Callable[[], View], threshold: float, interval: float) -> None:
         self.spark = spark
         self.group = group
         self.make_view = make_view
