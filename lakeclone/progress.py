@@ -3,7 +3,7 @@
 While a statement runs, a daemon thread waits :data:`THRESHOLD` seconds. A
 statement done by then shows nothing, and its thread never touched Spark. After
 that the thread reads Spark's status tracker every :data:`INTERVAL` seconds and
-shows what the running jobs are doing::
+shows what the statement's running jobs (its thread's job group's) are doing::
 
     Spark: stage 3 · 12/40 tasks · 2.1 s
 
