@@ -37,8 +37,6 @@ def start_shared_jvm() -> None:
     189-221 s instead of 288 s (CPU 362-426 s instead of 564 s). Each worker
     runs in a session of its own, as a notebook kernel does (:func:`attached_session`).
     """
-    from pyspark import SparkContext
-
     from lakeclone.session import embedded_spark
 
     # The JVM's standard output, which it inherits, is where Delta prints a line
@@ -52,9 +50,16 @@ def start_shared_jvm() -> None:
         os.dup2(terminal, 1)
         os.close(terminal)
         os.close(devnull)
+    os.environ[SHARED_JVM] = " ".join(_gateway_address())
+
+
+def _gateway_address() -> tuple[str, str]:
+    """The port and secret of the JVM this process's Spark runs in, as PySpark's gateway variables take them."""
+    from pyspark import SparkContext
+
     gateway = SparkContext._gateway
     assert gateway is not None
-    os.environ[SHARED_JVM] = f"{gateway.gateway_parameters.port} {gateway.gateway_parameters.auth_token}"
+    return str(gateway.gateway_parameters.port), gateway.gateway_parameters.auth_token
 
 
 def take_shared_jvm() -> None:
@@ -115,12 +120,12 @@ def kernel_env(spark: SparkSession) -> dict[str, str]:
     """
     from pyspark import SparkContext
 
-    gateway = SparkContext._gateway
-    assert gateway is not None and spark.sparkContext._gateway is gateway
+    assert spark.sparkContext._gateway is SparkContext._gateway
+    port, secret = _gateway_address()
     return {
         **worker_env(),  # for the processes the kernel starts, which start JVMs of their own
-        "PYSPARK_GATEWAY_PORT": str(gateway.gateway_parameters.port),
-        "PYSPARK_GATEWAY_SECRET": gateway.gateway_parameters.auth_token,
+        "PYSPARK_GATEWAY_PORT": port,
+        "PYSPARK_GATEWAY_SECRET": secret,
         "PYTHONSTARTUP": str(Path(__file__).with_name("kernel_startup.py")),
         "LAKECLONE_TEST_SPARK_CONF": json.dumps(SPARK_CONF),
     }
