@@ -35,10 +35,26 @@ def _orders_customers_and_view(lake: lakeclone.Lake) -> None:
     lake.sql("CREATE VIEW named AS SELECT o.id, c.name, o.amount FROM orders o JOIN customers c ON o.cust = c.cid")
 
 
+def _tracked_orders_customers_and_view(lake: lakeclone.Lake) -> None:
+    _orders_customers_and_view(lake)
+    lake.sql("ALTER TABLE orders SET CHANGE_TRACKING = TRUE; ALTER TABLE customers SET CHANGE_TRACKING = TRUE")
+
+
+@pytest.fixture
+def untracked_shop(copy_of: Callable[[Build], lakeclone.Lake]) -> lakeclone.Lake:
+    """ORDERS (ID, CUST, AMOUNT) and CUSTOMERS (CID, NAME), three orders by two customers; NAMED joins them."""
+    return copy_of(_orders_customers_and_view)
+
+
 @pytest.fixture
 def shop(copy_of: Callable[[Build], lakeclone.Lake]) -> lakeclone.Lake:
-    """ORDERS (ID, CUST, AMOUNT) and CUSTOMERS (CID, NAME), three orders by two customers."""
-    return copy_of(_orders_customers_and_view)
+    """UNTRACKED_SHOP with change tracking on both tables, as the first stream on NAMED leaves them.
+
+    Turning tracking on costs three Delta commits per table, seconds of Spark
+    jobs: the template pays for them once, for the tests whose subject is what
+    a stream returns rather than when tracking starts.
+    """
+    return copy_of(_tracked_orders_customers_and_view)
 
 
 # What a stream on a view returns --------------------------------------------------------------------
@@ -184,40 +200,40 @@ def test_insert_select_consumes_and_moves_every_offset(shop: lakeclone.Lake) -> 
     assert kernel_rows(location(shop, "sink")) == spark_rows(shop.spark, location(shop, "sink")) == expected
 
 
-def test_first_stream_turns_tracking_on_for_the_view_and_its_tables(shop: lakeclone.Lake) -> None:
+def test_first_stream_turns_tracking_on_for_the_view_and_its_tables(untracked_shop: lakeclone.Lake) -> None:
     def tracking() -> dict[str, str]:
-        shown = {r.name: r.change_tracking for r in shop.sql("SHOW TABLES").collect()}
-        shown.update({r.name: r.change_tracking for r in shop.sql("SHOW VIEWS").collect()})
+        shown = {r.name: r.change_tracking for r in untracked_shop.sql("SHOW TABLES").collect()}
+        shown.update({r.name: r.change_tracking for r in untracked_shop.sql("SHOW VIEWS").collect()})
         return shown
 
     assert set(tracking().values()) == {"OFF"}
-    shop.sql("CREATE STREAM s ON VIEW named")
+    untracked_shop.sql("CREATE STREAM s ON VIEW named")
     assert tracking() == {"ORDERS": "ON", "CUSTOMERS": "ON", "NAMED": "ON"}
     # As for a table: turned off by hand, the next stream turns it on again.
-    shop.sql("ALTER VIEW named SET CHANGE_TRACKING = FALSE")
-    shop.sql("ALTER TABLE customers SET CHANGE_TRACKING = FALSE")
+    untracked_shop.sql("ALTER VIEW named SET CHANGE_TRACKING = FALSE")
+    untracked_shop.sql("ALTER TABLE customers SET CHANGE_TRACKING = FALSE")
     assert tracking() == {"ORDERS": "ON", "CUSTOMERS": "OFF", "NAMED": "OFF"}
-    shop.sql("CREATE STREAM s2 ON VIEW named")
+    untracked_shop.sql("CREATE STREAM s2 ON VIEW named")
     assert tracking() == {"ORDERS": "ON", "CUSTOMERS": "ON", "NAMED": "ON"}
-    shop.sql("INSERT INTO customers VALUES (30, 'cy')")
-    shop.sql("INSERT INTO orders VALUES (4, 30, 1)")
-    assert rows(shop, "SELECT id FROM s2") == [(4,)]
+    untracked_shop.sql("INSERT INTO customers VALUES (30, 'cy')")
+    untracked_shop.sql("INSERT INTO orders VALUES (4, 30, 1)")
+    assert rows(untracked_shop, "SELECT id FROM s2") == [(4,)]
     # S's interval on CUSTOMERS spans the versions tracking was off.
-    fails(shop, "SELECT * FROM s", "Change tracking is not enabled or has been missing for the time range requested on table 'CUSTOMERS'")
+    fails(untracked_shop, "SELECT * FROM s", "Change tracking is not enabled or has been missing for the time range requested on table 'CUSTOMERS'")
 
 
-def test_stream_on_a_view_at_a_point_in_time(shop: lakeclone.Lake, clock: lakeclone.ManualClock) -> None:
-    shop.sql("ALTER VIEW named SET CHANGE_TRACKING = TRUE")
+def test_stream_on_a_view_at_a_point_in_time(untracked_shop: lakeclone.Lake, clock: lakeclone.ManualClock) -> None:
+    untracked_shop.sql("ALTER VIEW named SET CHANGE_TRACKING = TRUE")
     clock.advance(minutes=1)
-    then = shop.now()
+    then = untracked_shop.now()
     clock.advance(minutes=1)
-    shop.sql("INSERT INTO orders VALUES (4, 20, 400)")
-    shop.sql(f"CREATE STREAM s ON VIEW named AT(TIMESTAMP => '{then:%Y-%m-%d %H:%M:%S}'::TIMESTAMP)")
-    assert rows(shop, "SELECT id FROM s") == [(4,)]
-    shop.sql("CREATE STREAM like_s ON VIEW named AT(STREAM => 's')")
-    assert rows(shop, "SELECT id FROM like_s") == [(4,)]
-    fails(shop, "CREATE STREAM x ON VIEW named AT(VERSION => 1)", "VERSION is not a point in time for a view")
-    fails(shop, "CREATE STREAM x ON VIEW named AT(OFFSET => -100000)", "not available")
+    untracked_shop.sql("INSERT INTO orders VALUES (4, 20, 400)")
+    untracked_shop.sql(f"CREATE STREAM s ON VIEW named AT(TIMESTAMP => '{then:%Y-%m-%d %H:%M:%S}'::TIMESTAMP)")
+    assert rows(untracked_shop, "SELECT id FROM s") == [(4,)]
+    untracked_shop.sql("CREATE STREAM like_s ON VIEW named AT(STREAM => 's')")
+    assert rows(untracked_shop, "SELECT id FROM like_s") == [(4,)]
+    fails(untracked_shop, "CREATE STREAM x ON VIEW named AT(VERSION => 1)", "VERSION is not a point in time for a view")
+    fails(untracked_shop, "CREATE STREAM x ON VIEW named AT(OFFSET => -100000)", "not available")
 
 
 # Staleness, VACUUM, SHOW, clones ---------------------------------------------------------------------
@@ -322,19 +338,19 @@ def test_schema_clone_carries_a_view_stream(shop: lakeclone.Lake) -> None:
         ("SELECT n FROM grouped WHERE n > 1", "LAKE.PUBLIC.GROUPED cannot be streamed: it uses GROUP BY"),
     ],
 )
-def test_views_a_stream_cannot_follow_are_refused_at_create(shop: lakeclone.Lake, definition: str, construct: str) -> None:
-    shop.sql("CREATE VIEW grouped AS SELECT cust, COUNT(*) AS n FROM orders GROUP BY cust")
-    shop.sql(f"CREATE VIEW v AS {definition}")
+def test_views_a_stream_cannot_follow_are_refused_at_create(untracked_shop: lakeclone.Lake, definition: str, construct: str) -> None:
+    untracked_shop.sql("CREATE VIEW grouped AS SELECT cust, COUNT(*) AS n FROM orders GROUP BY cust")
+    untracked_shop.sql(f"CREATE VIEW v AS {definition}")
     with pytest.raises(lakeclone.LakecloneError, match="cannot be streamed") as refused:
-        shop.sql("CREATE STREAM s ON VIEW v")
+        untracked_shop.sql("CREATE STREAM s ON VIEW v")
     assert construct in str(refused.value)
-    assert shop.sql("SHOW STREAMS").collect() == []
-    assert {r.change_tracking for r in shop.sql("SHOW TABLES").collect()} == {"OFF"}
+    assert untracked_shop.sql("SHOW STREAMS").collect() == []
+    assert {r.change_tracking for r in untracked_shop.sql("SHOW TABLES").collect()} == {"OFF"}
 
 
-def test_misuse_of_streams_on_views(shop: lakeclone.Lake) -> None:
-    fails(shop, "CREATE STREAM s ON VIEW orders", "Object 'LAKE.PUBLIC.ORDERS' does not exist")
-    fails(shop, "CREATE STREAM s ON TABLE named", "Object 'LAKE.PUBLIC.NAMED' does not exist")
-    fails(shop, "CREATE STREAM s ON VIEW missing", "Object 'LAKE.PUBLIC.MISSING' does not exist")
-    fails(shop, "SELECT * FROM named CHANGES(INFORMATION => DEFAULT) AT(OFFSET => -1)", "CHANGES is supported on tables only")
-    assert shop.sql("SHOW STREAMS").collect() == []
+def test_misuse_of_streams_on_views(untracked_shop: lakeclone.Lake) -> None:
+    fails(untracked_shop, "CREATE STREAM s ON VIEW orders", "Object 'LAKE.PUBLIC.ORDERS' does not exist")
+    fails(untracked_shop, "CREATE STREAM s ON TABLE named", "Object 'LAKE.PUBLIC.NAMED' does not exist")
+    fails(untracked_shop, "CREATE STREAM s ON VIEW missing", "Object 'LAKE.PUBLIC.MISSING' does not exist")
+    fails(untracked_shop, "SELECT * FROM named CHANGES(INFORMATION => DEFAULT) AT(OFFSET => -1)", "CHANGES is supported on tables only")
+    assert untracked_shop.sql("SHOW STREAMS").collect() == []
