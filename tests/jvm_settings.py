@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:
+    from types import FrameType
+
     from pyspark.sql import SparkSession
 
 SPARK_CONF = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
@@ -50,10 +54,10 @@ def start_shared_jvm() -> None:
         os.dup2(terminal, 1)
         os.close(terminal)
         os.close(devnull)
-    os.environ[SHARED_JVM] = " ".join(_gateway_address())
+    os.environ[SHARED_JVM] = " ".join(gateway_address())
 
 
-def _gateway_address() -> tuple[str, str]:
+def gateway_address() -> tuple[str, str]:
     """The port and secret of the JVM this process's Spark runs in, as PySpark's gateway variables take them."""
     from pyspark import SparkContext
 
@@ -84,7 +88,28 @@ def attached_session(port: str, secret: str) -> SparkSession:
     context = jvm.org.apache.spark.SparkContext.getOrCreate()
     python_context = SparkContext(gateway=gateway, jsc=jvm.org.apache.spark.api.java.JavaSparkContext(context))
     sessions = getattr(jvm, "org.apache.spark.sql.classic.SparkSession")
-    return SparkSession(python_context, sessions.getDefaultSession().get().newSession())
+    session = SparkSession(python_context, sessions.getDefaultSession().get().newSession())
+    _interrupt_only(session)
+    return session
+
+
+def _interrupt_only(session: SparkSession) -> None:
+    """On SIGINT, cancel ``session``'s own jobs, where PySpark's handler cancels every job of the JVM.
+
+    jupyter_client interrupts a kernel before it shuts it down: with
+    PySpark's handler, a notebook ending on one worker cancelled the statement
+    the other worker's notebook was running in the shared JVM ("Job 631
+    cancelled as part of cancellation of all jobs").
+    """
+
+    def interrupt(signum: int, frame: FrameType | None) -> NoReturn:
+        try:
+            session.interruptAll()
+        finally:
+            raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, interrupt)
 
 
 def shared_spark() -> SparkSession:
@@ -121,7 +146,7 @@ def kernel_env(spark: SparkSession) -> dict[str, str]:
     from pyspark import SparkContext
 
     assert spark.sparkContext._gateway is SparkContext._gateway
-    port, secret = _gateway_address()
+    port, secret = gateway_address()
     return {
         **worker_env(),  # for the processes the kernel starts, which start JVMs of their own
         "PYSPARK_GATEWAY_PORT": port,
