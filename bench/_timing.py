@@ -286,9 +286,7 @@ def environment(spark: SparkSession) -> dict[str, Any]:
     }
 
 
-def print_closing(
-    report: Mapping[str, Any], summary: Sequence[Sequence[Any]], *, baseline_header: str
-) -> None:
+def print_closing(report: Mapping[str, Any], summary: Sequence[Sequence[Any]], *, baseline_header: str) -> None:
     """A report's ending: each figure that failed with its traceback, the summary table, the total time."""
     for key, figure in report["figures"].items():
         if "error" in figure:

@@ -297,8 +297,10 @@ def clone_size_figure(
         **clone_workloads(lake, spark, scratch, small, "small", jobs, delta=delta),
         **clone_workloads(lake, spark, scratch, large, "large", jobs, delta=delta),
     }
-    log(f"timing clones of the {small.bytes / 1e6:,.1f} MB and {large.bytes / 1e6:,.1f} MB sources "
-        f"({scale.clone_warmup} warm-up + {scale.clone_repeat} timed rounds, interleaved) ...")
+    log(
+        f"timing clones of the {small.bytes / 1e6:,.1f} MB and {large.bytes / 1e6:,.1f} MB sources "
+        f"({scale.clone_warmup} warm-up + {scale.clone_repeat} timed rounds, interleaved) ..."
+    )
     timings = interleave(workloads, repeat=scale.clone_repeat, warmup=scale.clone_warmup)
     lake_small, lake_large = timings["lakeclone small"], timings["lakeclone large"]
     value = ratio(lake_large, lake_small)
@@ -316,13 +318,15 @@ def clone_size_figure(
     }
     if delta:
         delta_small, delta_large = timings["delta small"], timings["delta large"]
-        figure.update({
-            "delta_small": delta_small.to_dict(),
-            "delta_large": delta_large.to_dict(),
-            "delta_ratio_median": ratio(delta_large, delta_small),
-            "lakeclone_over_delta_small": ratio(lake_small, delta_small),
-            "lakeclone_over_delta_large": ratio(lake_large, delta_large),
-        })
+        figure.update(
+            {
+                "delta_small": delta_small.to_dict(),
+                "delta_large": delta_large.to_dict(),
+                "delta_ratio_median": ratio(delta_large, delta_small),
+                "lakeclone_over_delta_small": ratio(lake_small, delta_small),
+                "lakeclone_over_delta_large": ratio(lake_large, delta_large),
+            }
+        )
     return figure
 
 
@@ -347,8 +351,10 @@ def clone_many_figure(lake: lakeclone.Lake, spark: SparkSession, scratch: str, m
         return round_
 
     workloads["lakeclone many"] = (recorded_clone, prepare, lake_cleanup)
-    log(f"timing clones of the {many.files:,}-file source ({scale.clone_warmup} warm-up + "
-        f"{scale.clone_repeat} timed rounds, interleaved with delta-spark's SHALLOW CLONE) ...")
+    log(
+        f"timing clones of the {many.files:,}-file source ({scale.clone_warmup} warm-up + "
+        f"{scale.clone_repeat} timed rounds, interleaved with delta-spark's SHALLOW CLONE) ..."
+    )
     with PhaseTimer(enabled=False) as phases:
         phases.wrap(executor, "parse", "  parse (sqlglot)")
         phases.wrap(QueryStore, "record_query", "  catalog: record/finish query (sqlite)")
@@ -447,8 +453,10 @@ def vacuum_figure(lake: lakeclone.Lake, spark: SparkSession, scale: Scale) -> di
         rows = spark.sql(f"VACUUM {sql_name(location)} RETAIN 0 HOURS DRY RUN").collect()
         dry_runs.append({local_path(row[0]) for row in rows})
 
-    log(f"timing vacuum_plan against delta-spark's VACUUM DRY RUN ({scale.vacuum_warmup} warm-up + "
-        f"{scale.vacuum_repeat} timed rounds, interleaved) ...")
+    log(
+        f"timing vacuum_plan against delta-spark's VACUUM DRY RUN ({scale.vacuum_warmup} warm-up + "
+        f"{scale.vacuum_repeat} timed rounds, interleaved) ..."
+    )
     with contextlib.ExitStack() as settings, PhaseTimer(enabled=False) as phases:
         settings.enter_context(session_setting(spark, RETENTION_CHECK, "false"))
         # Delta lists a table's folder with one Spark task per partition of this setting, 10,000 by
@@ -567,54 +575,64 @@ def summary_rows(report: dict[str, Any]) -> list[list[str]]:
 
     if size := ok("clone_size"):
         small, large = size["sources"]["small"], size["sources"]["large"]
-        rows.append([
-            f"Zero-copy clone, {large['files']} files: {large['bytes'] / 1e6:,.0f} MB / {small['bytes'] / 1e6:,.0f} MB source",
-            f"{size['ratio_median']:.2f}x (best {size['ratio_best']:.2f}x)",
-            f"{seconds(size['lakeclone_large']['median_s'])} vs {seconds(size['lakeclone_small']['median_s'])}"
-            + (f"; delta-spark's own {size['delta_ratio_median']:.2f}x" if "delta_ratio_median" in size else ""),
-            f"<= {SIZE_TARGET}x",
-            "PASS" if size["passed"] else "FAIL",
-        ])
+        megabytes = f"{large['bytes'] / 1e6:,.0f} MB / {small['bytes'] / 1e6:,.0f} MB"
+        rows.append(
+            [
+                f"Zero-copy clone, {large['files']} files: {megabytes} source",
+                f"{size['ratio_median']:.2f}x (best {size['ratio_best']:.2f}x)",
+                f"{seconds(size['lakeclone_large']['median_s'])} vs {seconds(size['lakeclone_small']['median_s'])}"
+                + (f"; delta-spark's own {size['delta_ratio_median']:.2f}x" if "delta_ratio_median" in size else ""),
+                f"<= {SIZE_TARGET}x",
+                "PASS" if size["passed"] else "FAIL",
+            ]
+        )
     elif "clone_size" in figures:
         rows.append(["Zero-copy clone: large / small source", "ERROR", "", f"<= {SIZE_TARGET}x", "FAIL"])
 
     if many := ok("clone_many"):
-        rows.append([
-            f"Zero-copy clone of a {many['source']['files']:,}-file source",
-            seconds(many["lakeclone"]["median_s"]),
-            f"delta-spark SHALLOW CLONE {seconds(many['delta']['median_s'])} "
-            f"({many['lakeclone_over_delta_median']:.2f}x)",
-            f"< {MANY_TARGET_S:g} s",
-            "PASS" if many["passed"] else "FAIL",
-        ])
+        rows.append(
+            [
+                f"Zero-copy clone of a {many['source']['files']:,}-file source",
+                seconds(many["lakeclone"]["median_s"]),
+                f"delta-spark SHALLOW CLONE {seconds(many['delta']['median_s'])} ({many['lakeclone_over_delta_median']:.2f}x)",
+                f"< {MANY_TARGET_S:g} s",
+                "PASS" if many["passed"] else "FAIL",
+            ]
+        )
     elif "clone_many" in figures:
         rows.append(["Zero-copy clone of a many-file source", "ERROR", "", f"< {MANY_TARGET_S:g} s", "FAIL"])
 
     if vac := ok("vacuum"):
         title = f"{vac['source_files_built']:,}-file source, {vac['clones']} clones"
-        rows.append([
-            f"VACUUM plan time ({title})",
-            seconds(vac["plan"]["median_s"]),
-            f"delta-spark VACUUM DRY RUN {seconds(vac['delta_dry_run']['median_s'])}",
-            f"< {VACUUM_TARGET_S:g} s",
-            "PASS" if vac["passed_time"] else "FAIL",
-        ])
+        rows.append(
+            [
+                f"VACUUM plan time ({title})",
+                seconds(vac["plan"]["median_s"]),
+                f"delta-spark VACUUM DRY RUN {seconds(vac['delta_dry_run']['median_s'])}",
+                f"< {VACUUM_TARGET_S:g} s",
+                "PASS" if vac["passed_time"] else "FAIL",
+            ]
+        )
         readable = vac["readable_after_vacuum"]
-        rows.append([
-            f"VACUUM plan: wrongful deletions ({title})",
-            str(vac["wrongful_deletions"]),
-            f"{vac['files_marked_delete']} of {vac['files_in_source_folder']} marked delete; "
-            f"after VACUUM {sum(readable.values())}/{len(readable)} tables whole",
-            "0",
-            "PASS" if vac["passed_wrongful"] else "FAIL",
-        ])
-        rows.append([
-            "VACUUM plan vs the log: expected deletes missed / not expected",
-            f"{vac['expected_deletes_missed']} / {vac['deletes_not_expected']}",
-            f"delta-spark's own VACUUM would delete {vac['delta_dry_run_deletes_clones_read']} files clones read",
-            "info",
-            "INFO",
-        ])
+        rows.append(
+            [
+                f"VACUUM plan: wrongful deletions ({title})",
+                str(vac["wrongful_deletions"]),
+                f"{vac['files_marked_delete']} of {vac['files_in_source_folder']} marked delete; "
+                f"after VACUUM {sum(readable.values())}/{len(readable)} tables whole",
+                "0",
+                "PASS" if vac["passed_wrongful"] else "FAIL",
+            ]
+        )
+        rows.append(
+            [
+                "VACUUM plan vs the log: expected deletes missed / not expected",
+                f"{vac['expected_deletes_missed']} / {vac['deletes_not_expected']}",
+                f"delta-spark's own VACUUM would delete {vac['delta_dry_run_deletes_clones_read']} files clones read",
+                "info",
+                "INFO",
+            ]
+        )
     elif "vacuum" in figures:
         rows.append(["VACUUM plan with clones", "ERROR", "", f"< {VACUUM_TARGET_S:g} s, 0 wrongful", "FAIL"])
     return rows
@@ -624,20 +642,26 @@ def print_report(report: dict[str, Any]) -> None:
     figures = report["figures"]
     env = report["environment"]
     print()
-    print(f"lakeclone clone benchmark{' (--small)' if report['small'] else ''}: {env['cores']} cores "
-          f"(load {env['load_average'][0]}), Spark {env['spark']}, delta-spark {env['delta_spark']}")
+    print(
+        f"lakeclone clone benchmark{' (--small)' if report['small'] else ''}: {env['cores']} cores "
+        f"(load {env['load_average'][0]}), Spark {env['spark']}, delta-spark {env['delta_spark']}"
+    )
     print("Ratios compare medians of runs interleaved with their baseline in this same run.")
     many = figures.get("clone_many")
     if many and "phases_per_clone_s" in many:
         print()
-        print(f"Zero-copy clone phases (per clone of the {many['source']['files']:,}-file source; "
-              f"Spark jobs: lakeclone {many['spark_jobs']['lakeclone']['jobs_median']}, "
-              f"delta-spark {many['spark_jobs']['delta']['jobs_median']})")
+        print(
+            f"Zero-copy clone phases (per clone of the {many['source']['files']:,}-file source; "
+            f"Spark jobs: lakeclone {many['spark_jobs']['lakeclone']['jobs_median']}, "
+            f"delta-spark {many['spark_jobs']['delta']['jobs_median']})"
+        )
         print(format_table(["phase", "time"], [[k, seconds(v)] for k, v in many["phases_per_clone_s"].items()]))
-        print(format_table(
-            ["Spark work per clone", "jobs (median)", "stages (last run)", "tasks (last run)"],
-            [[k, *v.values()] for k, v in many["spark_jobs"].items()],
-        ))
+        print(
+            format_table(
+                ["Spark work per clone", "jobs (median)", "stages (last run)", "tasks (last run)"],
+                [[k, *v.values()] for k, v in many["spark_jobs"].items()],
+            )
+        )
     vac = figures.get("vacuum")
     if vac and "phases_per_plan_s" in vac:
         print()
@@ -645,10 +669,12 @@ def print_report(report: dict[str, Any]) -> None:
         print(format_table(["phase", "time"], [[k, seconds(v)] for k, v in vac["phases_per_plan_s"].items()]))
         print()
         print("VACUUM plan totals by reason")
-        print(format_table(
-            ["reason", "files", "MB"],
-            [[k, v["files"], f"{v['bytes'] / 1e6:.2f}"] for k, v in sorted(vac["totals_by_reason"].items())],
-        ))
+        print(
+            format_table(
+                ["reason", "files", "MB"],
+                [[k, v["files"], f"{v['bytes'] / 1e6:.2f}"] for k, v in sorted(vac["totals_by_reason"].items())],
+            )
+        )
     print_closing(report, summary_rows(report), baseline_header="vs baseline")
 
 
@@ -703,13 +729,16 @@ def run(
 
     def built(fn: Callable[[], Source]) -> Source:
         result = fn()
-        log(f"source {result.table}: {result.files:,} files, {result.bytes / 1e6:,.1f} MB "
-            f"({'reused' if result.reused else 'built'} in {result.build_s:.1f} s)")
+        log(
+            f"source {result.table}: {result.files:,} files, {result.bytes / 1e6:,.1f} MB "
+            f"({'reused' if result.reused else 'built'} in {result.build_s:.1f} s)"
+        )
         report.setdefault("sources", {})[result.table] = asdict(result)
         return result
 
     try:
         if "clone_size" in figures_wanted:
+
             def size_pair() -> dict[str, Any]:
                 small_source = built(lambda: payload_source(lake, spark, sources, "SIZE_SMALL", scale, scale.small_rows))
                 large_source = built(lambda: payload_source(lake, spark, sources, "SIZE_LARGE", scale, scale.large_rows))
@@ -717,6 +746,7 @@ def run(
 
             attempt("clone_size", size_pair)
         if "clone_many" in figures_wanted:
+
             def many_files() -> dict[str, Any]:
                 many = built(lambda: many_file_source(lake, spark, sources, "MANY", scale.many_files, scale.rows_per_tiny_file))
                 return clone_many_figure(lake, spark, scratch, many, scale)

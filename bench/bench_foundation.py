@@ -188,9 +188,7 @@ def phase_breakdown(phases: PhaseTimer, runs: int, total_label: str) -> dict[str
 # 1. INSERT ... SELECT ------------------------------------------------------------------
 
 
-def insert_figure(
-    lake: lakeclone.Lake, spark: SparkSession, scratch: str, rows: int, repeat: int, warmup: int
-) -> dict[str, Any]:
+def insert_figure(lake: lakeclone.Lake, spark: SparkSession, scratch: str, rows: int, repeat: int, warmup: int) -> dict[str, Any]:
     """INSERT INTO t <source>: lakeclone vs delta-spark's INSERT on a path table vs a plain Parquet write."""
     source = source_sql(rows)
     jobs: dict[str, list[list[int]]] = {}
@@ -357,15 +355,17 @@ def update_figure(
 
     def lake_prepare(round_: int) -> tuple[int, bool]:
         matching = files_with_ids(location, *id_range(round_))
-        rounds.setdefault(round_, {}).update({
-            "round": round_,
-            "warmup": round_ < warmup,
-            "condition": condition(round_),
-            "files_holding_matches": sorted(matching),
-            "matching_rows_by_file": matching,
-            "matching_rows": sum(matching.values()),
-            "files_before": replay(location).live,
-        })
+        rounds.setdefault(round_, {}).update(
+            {
+                "round": round_,
+                "warmup": round_ < warmup,
+                "condition": condition(round_),
+                "files_holding_matches": sorted(matching),
+                "matching_rows_by_file": matching,
+                "matching_rows": sum(matching.values()),
+                "files_before": replay(location).live,
+            }
+        )
         return round_, round_ >= warmup
 
     def lake_update(arg: tuple[int, bool]) -> None:
@@ -388,19 +388,19 @@ def update_figure(
         gone = set(before) - set(after)
         # Rewritten: a file that left the table while it still held live rows the UPDATE did not change,
         # which had to be copied into a new file. (A file whose every live row matched just goes.)
-        rewritten = {
-            path for path in gone if before[path].num_records - before[path].deleted_rows > matching.get(path, 0)
-        }
-        record.update({
-            "operation": commit["operation"],
-            "files_in_table": len(before),
-            "files_gone": len(gone),
-            "files_new": len(set(after) - set(before)),
-            "files_given_a_new_deletion_vector": len(new_vectors),
-            "files_rewritten": len(rewritten),
-            "changed_files_are_the_matching_files": new_vectors | gone == set(matching),
-            **{name: metrics.get(name, -1) for name in UPDATE_METRICS},
-        })
+        rewritten = {path for path in gone if before[path].num_records - before[path].deleted_rows > matching.get(path, 0)}
+        record.update(
+            {
+                "operation": commit["operation"],
+                "files_in_table": len(before),
+                "files_gone": len(gone),
+                "files_new": len(set(after) - set(before)),
+                "files_given_a_new_deletion_vector": len(new_vectors),
+                "files_rewritten": len(rewritten),
+                "changed_files_are_the_matching_files": new_vectors | gone == set(matching),
+                **{name: metrics.get(name, -1) for name in UPDATE_METRICS},
+            }
+        )
         record["deletion_vectors_not_rewrites"] = (
             record["operation"] == "UPDATE"
             and not rewritten
@@ -492,9 +492,7 @@ MERGE_CLAUSES = (
 )
 
 
-def merge_figure(
-    lake: lakeclone.Lake, spark: SparkSession, tables: dict[str, Any], repeat: int, warmup: int
-) -> dict[str, Any]:
+def merge_figure(lake: lakeclone.Lake, spark: SparkSession, tables: dict[str, Any], repeat: int, warmup: int) -> dict[str, Any]:
     """MERGE upserting 1% new and 1% changed rows: lakeclone vs delta-spark's MERGE."""
     rows, delta_location = tables["rows"], tables["delta_location"]
     rounds: dict[int, dict[str, Any]] = {}
@@ -512,8 +510,12 @@ def merge_figure(
         round_, _ = arg
         commit = lake_last_commit(lake, TABLE)
         keep = (
-            "numTargetRowsUpdated", "numTargetRowsInserted", "numTargetRowsCopied", "numTargetFilesRemoved",
-            "numTargetFilesAdded", "numTargetDeletionVectorsAdded",
+            "numTargetRowsUpdated",
+            "numTargetRowsInserted",
+            "numTargetRowsCopied",
+            "numTargetFilesRemoved",
+            "numTargetFilesAdded",
+            "numTargetDeletionVectorsAdded",
         )
         rounds[round_].update({"operation": commit["operation"], **{k: commit["metrics"].get(k, -1) for k in keep}})
 
@@ -770,8 +772,10 @@ def cold_figure(scratch: str, runs: int, *, in_process: bool = False, timeout: f
                 samples[kind].append(cold_run(kind, folder, in_process=in_process, timeout=timeout))
             finally:
                 shutil.rmtree(folder, ignore_errors=True)
-        log(f"cold start round {round_ + 1}/{runs}: "
-            + ", ".join(f"{k} {samples[k][-1]['to_first_result_s']:.1f} s" for k in kinds))
+        log(
+            f"cold start round {round_ + 1}/{runs}: "
+            + ", ".join(f"{k} {samples[k][-1]['to_first_result_s']:.1f} s" for k in kinds)
+        )
     timing = {k: Timing([s["to_first_result_s"] for s in samples[k]]) for k in kinds}
     value = ratio(timing["lakeclone"], timing["delta"])
     steps = ("session_s", "create_s", "insert_s", "select_s")
@@ -817,84 +821,100 @@ def summary_rows(report: dict[str, Any]) -> list[list[str]]:
         return figure if figure and "error" not in figure else None
 
     if insert := ok("insert"):
-        rows.append([
-            f"INSERT...SELECT {n} rows: lakeclone / delta-spark INSERT",
-            _ratio(insert, "ratio_vs_delta"),
-            f"{seconds(insert['lakeclone']['median_s'])} vs {seconds(insert['delta']['median_s'])}",
-            f"<= {INSERT_DELTA_TARGET}x",
-            _pass(insert["passed_vs_delta"]),
-        ])
-        rows.append([
-            f"INSERT...SELECT {n} rows: lakeclone / plain Parquet write",
-            _ratio(insert, "ratio_vs_parquet"),
-            f"{seconds(insert['lakeclone']['median_s'])} vs {seconds(insert['parquet']['median_s'])}",
-            f"<= {INSERT_PARQUET_TARGET}x",
-            _pass(insert["passed_vs_parquet"]),
-        ])
+        rows.append(
+            [
+                f"INSERT...SELECT {n} rows: lakeclone / delta-spark INSERT",
+                _ratio(insert, "ratio_vs_delta"),
+                f"{seconds(insert['lakeclone']['median_s'])} vs {seconds(insert['delta']['median_s'])}",
+                f"<= {INSERT_DELTA_TARGET}x",
+                _pass(insert["passed_vs_delta"]),
+            ]
+        )
+        rows.append(
+            [
+                f"INSERT...SELECT {n} rows: lakeclone / plain Parquet write",
+                _ratio(insert, "ratio_vs_parquet"),
+                f"{seconds(insert['lakeclone']['median_s'])} vs {seconds(insert['parquet']['median_s'])}",
+                f"<= {INSERT_PARQUET_TARGET}x",
+                _pass(insert["passed_vs_parquet"]),
+            ]
+        )
     elif "insert" in figures:
         rows.append(["INSERT...SELECT: lakeclone / delta-spark, plain Parquet", "ERROR", "", "", "FAIL"])
 
     if update := ok("update"):
-        rows.append([
-            f"UPDATE 1% of {n} rows ({update['files_in_table']} files): lakeclone / delta-spark UPDATE",
-            _ratio(update),
-            f"{seconds(update['lakeclone']['median_s'])} vs {seconds(update['delta']['median_s'])}",
-            f"<= {UPDATE_TARGET}x",
-            _pass(update["passed"]),
-        ])
+        rows.append(
+            [
+                f"UPDATE 1% of {n} rows ({update['files_in_table']} files): lakeclone / delta-spark UPDATE",
+                _ratio(update),
+                f"{seconds(update['lakeclone']['median_s'])} vs {seconds(update['delta']['median_s'])}",
+                f"<= {UPDATE_TARGET}x",
+                _pass(update["passed"]),
+            ]
+        )
         timed_rounds = [r for r in update["rounds"] if not r["warmup"]] or update["rounds"]
         last = timed_rounds[-1]
-        rows.append([
-            "UPDATE 1%: files rewritten / holding matches",
-            f"{last['files_rewritten']} rewritten / {len(last['files_holding_matches'])} holding matches",
-            f"{last['numDeletionVectorsAdded']} DVs added, {last['numCopiedRows']} rows copied; "
-            f"{len(update['rounds'])} UPDATEs checked",
-            "0 rewritten, DVs on matching files",
-            _pass(update["deletion_vectors_not_rewrites"]),
-        ])
+        rows.append(
+            [
+                "UPDATE 1%: files rewritten / holding matches",
+                f"{last['files_rewritten']} rewritten / {len(last['files_holding_matches'])} holding matches",
+                f"{last['numDeletionVectorsAdded']} DVs added, {last['numCopiedRows']} rows copied; "
+                f"{len(update['rounds'])} UPDATEs checked",
+                "0 rewritten, DVs on matching files",
+                _pass(update["deletion_vectors_not_rewrites"]),
+            ]
+        )
         reference = update["copy_on_write_reference"]
         versus = f"{update['update_over_insert_median']:.2f}x INSERT time" if "update_over_insert_median" in update else ""
-        rows.append([
-            "UPDATE 1% vs the copy-on-write UPDATE of the previous design",
-            "no recorded figure" if not reference["found"] else str(reference.get("value")),
-            versus,
-            "reference",
-            "INFO",
-        ])
+        rows.append(
+            [
+                "UPDATE 1% vs the copy-on-write UPDATE of the previous design",
+                "no recorded figure" if not reference["found"] else str(reference.get("value")),
+                versus,
+                "reference",
+                "INFO",
+            ]
+        )
     elif "update" in figures:
         rows.append(["UPDATE 1%: lakeclone / delta-spark UPDATE", "ERROR", "", f"<= {UPDATE_TARGET}x", "FAIL"])
 
     if merge := ok("merge"):
-        rows.append([
-            f"MERGE 1% new + 1% changed into {n} rows: lakeclone / delta-spark MERGE",
-            _ratio(merge),
-            f"{seconds(merge['lakeclone']['median_s'])} vs {seconds(merge['delta']['median_s'])}",
-            f"<= {MERGE_TARGET}x",
-            _pass(merge["passed"]),
-        ])
+        rows.append(
+            [
+                f"MERGE 1% new + 1% changed into {n} rows: lakeclone / delta-spark MERGE",
+                _ratio(merge),
+                f"{seconds(merge['lakeclone']['median_s'])} vs {seconds(merge['delta']['median_s'])}",
+                f"<= {MERGE_TARGET}x",
+                _pass(merge["passed"]),
+            ]
+        )
     elif "merge" in figures:
         rows.append(["MERGE: lakeclone / delta-spark MERGE", "ERROR", "", f"<= {MERGE_TARGET}x", "FAIL"])
 
     if select := ok("select"):
-        rows.append([
-            "Point SELECT: lake.sql / spark.sql (same Delta table)",
-            _ratio(select),
-            f"{seconds(select['lakeclone']['median_s'])} vs {seconds(select['plain']['median_s'])}",
-            f"<= {SELECT_TARGET}x",
-            _pass(select["passed"]),
-        ])
+        rows.append(
+            [
+                "Point SELECT: lake.sql / spark.sql (same Delta table)",
+                _ratio(select),
+                f"{seconds(select['lakeclone']['median_s'])} vs {seconds(select['plain']['median_s'])}",
+                f"<= {SELECT_TARGET}x",
+                _pass(select["passed"]),
+            ]
+        )
     elif "select" in figures:
         rows.append(["Point SELECT: lake.sql / spark.sql", "ERROR", "", f"<= {SELECT_TARGET}x", "FAIL"])
 
     if cold := ok("cold_start"):
-        rows.append([
-            f"Cold start to first result: lakeclone / delta-spark ({cold['runs']} runs each"
-            f"{'; IN-PROCESS, not a cold start' if cold['in_process'] else ''})",
-            _ratio(cold),
-            f"{seconds(cold['lakeclone']['median_s'])} vs {seconds(cold['delta']['median_s'])}",
-            f"<= {COLD_TARGET}x",
-            _pass(cold["passed"]),
-        ])
+        rows.append(
+            [
+                f"Cold start to first result: lakeclone / delta-spark ({cold['runs']} runs each"
+                f"{'; IN-PROCESS, not a cold start' if cold['in_process'] else ''})",
+                _ratio(cold),
+                f"{seconds(cold['lakeclone']['median_s'])} vs {seconds(cold['delta']['median_s'])}",
+                f"<= {COLD_TARGET}x",
+                _pass(cold["passed"]),
+            ]
+        )
     elif "cold_start" in figures:
         rows.append(["Cold start: lakeclone / delta-spark", "ERROR", "", f"<= {COLD_TARGET}x", "FAIL"])
     return rows
@@ -904,8 +924,10 @@ def print_report(report: dict[str, Any]) -> None:
     figures = report["figures"]
     env = report["environment"]
     print()
-    print(f"lakeclone foundation benchmark: {report['rows']:,} rows, repeat {report['repeat']}, "
-          f"{env['cores']} cores (load {env['load_average'][0]}), Spark {env['spark']}, delta-spark {env['delta_spark']}")
+    print(
+        f"lakeclone foundation benchmark: {report['rows']:,} rows, repeat {report['repeat']}, "
+        f"{env['cores']} cores (load {env['load_average'][0]}), Spark {env['spark']}, delta-spark {env['delta_spark']}"
+    )
     print("Figures compare medians of runs interleaved with their baseline in this same run.")
     for key, title, field in (
         ("insert", "INSERT phases (per statement)", "phases_per_insert_s"),
@@ -929,23 +951,33 @@ def print_report(report: dict[str, Any]) -> None:
     insert = figures.get("insert")
     if insert and "output_files" in insert:
         print()
-        print(f"INSERT: delta-spark / plain Parquet = {insert['delta_vs_parquet_median']:.2f}x; output files "
-              + ", ".join(f"{k} {v}" for k, v in insert["output_files"].items()))
+        print(
+            f"INSERT: delta-spark / plain Parquet = {insert['delta_vs_parquet_median']:.2f}x; output files "
+            + ", ".join(f"{k} {v}" for k, v in insert["output_files"].items())
+        )
     update = figures.get("update")
     if update and "rounds" in update:
         print()
         print("UPDATE rounds (lakeclone's table; Delta's metrics from DESCRIBE HISTORY)")
-        print(format_table(
-            ["round", "matching files", "removed", "added", "DVs added", "copied rows", "updated", "rewritten", "ok"],
-            [
+        print(
+            format_table(
+                ["round", "matching files", "removed", "added", "DVs added", "copied rows", "updated", "rewritten", "ok"],
                 [
-                    f"{r['round']}{' (warm-up)' if r['warmup'] else ''}", len(r["files_holding_matches"]),
-                    r["numRemovedFiles"], r["numAddedFiles"], r["numDeletionVectorsAdded"], r["numCopiedRows"],
-                    r["numUpdatedRows"], r["files_rewritten"], r["deletion_vectors_not_rewrites"],
-                ]
-                for r in update["rounds"]
-            ],
-        ))
+                    [
+                        f"{r['round']}{' (warm-up)' if r['warmup'] else ''}",
+                        len(r["files_holding_matches"]),
+                        r["numRemovedFiles"],
+                        r["numAddedFiles"],
+                        r["numDeletionVectorsAdded"],
+                        r["numCopiedRows"],
+                        r["numUpdatedRows"],
+                        r["files_rewritten"],
+                        r["deletion_vectors_not_rewrites"],
+                    ]
+                    for r in update["rounds"]
+                ],
+            )
+        )
     select = figures.get("select")
     if select and "spark_side_ratio" in select:
         print()
@@ -962,10 +994,12 @@ def print_report(report: dict[str, Any]) -> None:
     if cold and "phases_median_s" in cold:
         print()
         print("Cold start phases (median seconds; session = from process start to a usable session)")
-        print(format_table(
-            ["kind", "session", "CREATE", "INSERT", "SELECT"],
-            [[k, *(seconds(v) for v in p.values())] for k, p in cold["phases_median_s"].items()],
-        ))
+        print(
+            format_table(
+                ["kind", "session", "CREATE", "INSERT", "SELECT"],
+                [[k, *(seconds(v) for v in p.values())] for k, p in cold["phases_median_s"].items()],
+            )
+        )
     print_closing(report, summary_rows(report), baseline_header="lakeclone vs baseline")
 
 
@@ -1054,7 +1088,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=int, default=1, help="untimed warm-up rounds of each workload (default 1)")
     parser.add_argument("--cold-runs", type=int, default=3, help="cold-start processes of each kind (default 3)")
     parser.add_argument(
-        "--cold-in-process", action="store_true",
+        "--cold-in-process",
+        action="store_true",
         help="run the cold-start steps in this process on its warm session (for the smoke test: not a measurement)",
     )
     parser.add_argument(

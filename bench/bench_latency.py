@@ -453,9 +453,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         lake = lakeclone.connect(folder / "warehouse", spark=spark, compute_ahead=False)
         # The tracked side is a notebook user's: state computed ahead during the think time before each run.
         thinking = lakeclone.connect(folder / "warehouse", spark=spark, compute_ahead=True)
-        sides = {
-            name: Side(name, thinking if name == TRACKED else lake, folder / name.replace(" ", "_")) for name in SIDES
-        }
+        sides = {name: Side(name, thinking if name == TRACKED else lake, folder / name.replace(" ", "_")) for name in SIDES}
         print(f"Setting up: tables of 20, 100, 1,000 and {args.big_rows:,} rows on each side", flush=True)
         for side in sides.values():
             for table, rows in (("t", 1000), ("s", 1000), ("h", 100), ("big", args.big_rows)):

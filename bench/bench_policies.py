@@ -118,12 +118,12 @@ def query(kind: str, table: str, key: int) -> str:
 
 def check(sessions: dict[str, lakeclone.Lake], rows: int) -> dict[str, Any]:
     """What each role sees of PROTECTED: the administrator every row raw; the analyst half, masked."""
-    admin_count, admin_emails = sessions["administrator"].sql(
-        "SELECT COUNT(*), COUNT(DISTINCT EMAIL) FROM PROTECTED"
-    ).collect()[0]
-    analyst_count, analyst_emails = sessions["restricted"].sql(
-        "SELECT COUNT(*), COUNT(DISTINCT EMAIL) FROM PROTECTED"
-    ).collect()[0]
+    admin_count, admin_emails = (
+        sessions["administrator"].sql("SELECT COUNT(*), COUNT(DISTINCT EMAIL) FROM PROTECTED").collect()[0]
+    )
+    analyst_count, analyst_emails = (
+        sessions["restricted"].sql("SELECT COUNT(*), COUNT(DISTINCT EMAIL) FROM PROTECTED").collect()[0]
+    )
     expected_analyst = sum(1 for region in range(0, REGIONS, 2) for _ in range(region, rows, REGIONS))
     return {
         "administrator_rows": admin_count,
@@ -158,9 +158,7 @@ def run(spark: SparkSession, warehouse: str, rows: int, repeat: int, warmup: int
                 return (one, None, None)
 
             log(f"{role} {kind} ...")
-            timings = interleave(
-                {"protected": workload("PROTECTED"), "plain": workload("PLAIN")}, repeat=repeat, warmup=warmup
-            )
+            timings = interleave({"protected": workload("PROTECTED"), "plain": workload("PLAIN")}, repeat=repeat, warmup=warmup)
             figure = {
                 "ratio_median": round(ratio(timings["protected"], timings["plain"]), 3),
                 "ratio_best": round(ratio(timings["protected"], timings["plain"], "best"), 3),
@@ -209,8 +207,15 @@ def print_report(report: dict[str, Any]) -> None:
     print(f"Policies benchmark: {report['rows']} rows, {report['repeat']} timed rounds; check: {report['check']}")
     cold = report["cold"]
     rows.append(
-        ("restricted_point, first after a mapping change", seconds(cold["protected_s"]), seconds(cold["plain_s"]),
-         cold["ratio"], "", "", "INFO")
+        (
+            "restricted_point, first after a mapping change",
+            seconds(cold["protected_s"]),
+            seconds(cold["plain_s"]),
+            cold["ratio"],
+            "",
+            "",
+            "INFO",
+        )
     )
     print(format_table(("figure", "protected", "plain", "ratio (median)", "ratio (best)", "target", "result"), rows))
 

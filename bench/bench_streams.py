@@ -230,9 +230,7 @@ def materialise(frame: DataFrame) -> None:
 
 def action_counts(lake: lakeclone.Lake, stream: str) -> dict[str, int]:
     """A stream's rows by action, ``/update`` marking METADATA$ISUPDATE."""
-    found = lake.sql(
-        f"SELECT METADATA$ACTION AS A, METADATA$ISUPDATE AS U, COUNT(*) AS N FROM {stream} GROUP BY 1, 2"
-    ).collect()
+    found = lake.sql(f"SELECT METADATA$ACTION AS A, METADATA$ISUPDATE AS U, COUNT(*) AS N FROM {stream} GROUP BY 1, 2").collect()
     return {f"{r['A']}{'/update' if r['U'] else ''}": int(r["N"]) for r in found}
 
 
@@ -359,9 +357,7 @@ def scale_figure(
             repeat=repeat,
             warmup=warmup,
         )
-        breakdown = {
-            key: read_breakdown(phases, repeat, raw["stream"]) for key, raw in (("small", small), ("large", large))
-        }
+        breakdown = {key: read_breakdown(phases, repeat, raw["stream"]) for key, raw in (("small", small), ("large", large))}
 
     small_t, large_t = timings["small"], timings["large"]
     value = ratio(large_t, small_t)
@@ -543,12 +539,14 @@ def merge_figure(
         statement = MERGE_FROM_STREAM.format(curated=curated, stream=STREAM_MERGE)
         with counted(spark, jobs, "lakeclone"), phases.record("lake.sql(MERGE ... USING stream).collect()", when=record):
             result = lake.sql(statement).collect()[0]
-        rounds["lakeclone"].append({
-            "round": len(rounds["lakeclone"]),
-            "inserted": int(result[0]),
-            "updated": int(result[1]),
-            "deleted": int(result[2]),
-        })
+        rounds["lakeclone"].append(
+            {
+                "round": len(rounds["lakeclone"]),
+                "inserted": int(result[0]),
+                "updated": int(result[1]),
+                "deleted": int(result[2]),
+            }
+        )
 
     def lake_check(arg: tuple[str, bool]) -> None:
         curated, _ = arg
@@ -568,12 +566,14 @@ def merge_figure(
         with counted(spark, jobs, "delta"):
             change_feed_latest(spark, location, before + 1, after).createOrReplaceTempView(CHANGE_FEED_VIEW)
             result = spark.sql(MERGE_FROM_FEED.format(curated=path_table(curated), view=CHANGE_FEED_VIEW)).collect()[0]
-        rounds["delta"].append({
-            "round": len(rounds["delta"]),
-            "inserted": int(result["num_inserted_rows"]),
-            "updated": int(result["num_updated_rows"]),
-            "deleted": int(result["num_deleted_rows"]),
-        })
+        rounds["delta"].append(
+            {
+                "round": len(rounds["delta"]),
+                "inserted": int(result["num_inserted_rows"]),
+                "updated": int(result["num_updated_rows"]),
+                "deleted": int(result["num_deleted_rows"]),
+            }
+        )
 
     def delta_check(curated: str) -> None:
         rounds["delta"][-1]["same_rows_as_raw_after_change"] = fingerprint(spark, path_table(curated)) == expected
@@ -660,49 +660,57 @@ def summary_rows(report: dict[str, Any]) -> list[list[str]]:
         return figure if figure and "error" not in figure else None
 
     if diff := ok("diff"):
-        rows.append([
-            f"Stream read after a {report['change_share']} change of {n} rows ({diff['files']} files): "
-            "full snapshot diff / stream",
-            f"{diff['speedup_median']:.1f}x faster (best {diff['speedup_best']:.1f}x)",
-            f"stream {seconds(diff['stream']['median_s'])} vs diff {seconds(diff['diff']['median_s'])}",
-            f">= {DIFF_TARGET:g}x",
-            _pass(diff["passed"], diff["correct"]),
-        ])
+        rows.append(
+            [
+                f"Stream read after a {report['change_share']} change of {n} rows ({diff['files']} files): "
+                "full snapshot diff / stream",
+                f"{diff['speedup_median']:.1f}x faster (best {diff['speedup_best']:.1f}x)",
+                f"stream {seconds(diff['stream']['median_s'])} vs diff {seconds(diff['diff']['median_s'])}",
+                f">= {DIFF_TARGET:g}x",
+                _pass(diff["passed"], diff["correct"]),
+            ]
+        )
     elif "diff" in figures:
         rows.append(["Stream read: full snapshot diff / stream", "ERROR", "", f">= {DIFF_TARGET:g}x", "FAIL"])
 
     if scale := ok("scale"):
         tables = scale["tables"]
-        rows.append([
-            f"Stream read, same change: {large} rows ({tables['large']['files']} files) / "
-            f"{n} rows ({tables['small']['files']} files)",
-            f"{scale['ratio_median']:.2f}x (best {scale['ratio_best']:.2f}x)",
-            f"{seconds(scale['large']['median_s'])} vs {seconds(scale['small']['median_s'])}",
-            f"<= {SCALE_TARGET}x",
-            _pass(scale["passed"], scale["correct"]),
-        ])
+        rows.append(
+            [
+                f"Stream read, same change: {large} rows ({tables['large']['files']} files) / "
+                f"{n} rows ({tables['small']['files']} files)",
+                f"{scale['ratio_median']:.2f}x (best {scale['ratio_best']:.2f}x)",
+                f"{seconds(scale['large']['median_s'])} vs {seconds(scale['small']['median_s'])}",
+                f"<= {SCALE_TARGET}x",
+                _pass(scale["passed"], scale["correct"]),
+            ]
+        )
     elif "scale" in figures:
         rows.append(["Stream read: large table / small table", "ERROR", "", f"<= {SCALE_TARGET}x", "FAIL"])
 
     if merge := ok("merge"):
-        rows.append([
-            "Consuming MERGE of the change: lakeclone MERGE USING stream / hand-written change-feed MERGE",
-            f"{merge['ratio_median']:.2f}x (best {merge['ratio_best']:.2f}x)",
-            f"{seconds(merge['lakeclone']['median_s'])} vs {seconds(merge['delta']['median_s'])}",
-            f"<= {MERGE_TARGET}x",
-            _pass(merge["passed"], merge["correct"]),
-        ])
+        rows.append(
+            [
+                "Consuming MERGE of the change: lakeclone MERGE USING stream / hand-written change-feed MERGE",
+                f"{merge['ratio_median']:.2f}x (best {merge['ratio_best']:.2f}x)",
+                f"{seconds(merge['lakeclone']['median_s'])} vs {seconds(merge['delta']['median_s'])}",
+                f"<= {MERGE_TARGET}x",
+                _pass(merge["passed"], merge["correct"]),
+            ]
+        )
     elif "merge" in figures:
         rows.append(["Consuming MERGE: lakeclone / change-feed MERGE", "ERROR", "", f"<= {MERGE_TARGET}x", "FAIL"])
 
     if append := ok("append"):
-        rows.append([
-            f"Insert-only change (1% appended to {n} rows): APPEND_ONLY stream / standard stream",
-            f"{append['ratio_median']:.2f}x (best {append['ratio_best']:.2f}x)",
-            f"{seconds(append['append_only']['median_s'])} vs {seconds(append['standard']['median_s'])}",
-            "report",
-            "INFO" if append["correct"] else "FAIL (wrong rows)",
-        ])
+        rows.append(
+            [
+                f"Insert-only change (1% appended to {n} rows): APPEND_ONLY stream / standard stream",
+                f"{append['ratio_median']:.2f}x (best {append['ratio_best']:.2f}x)",
+                f"{seconds(append['append_only']['median_s'])} vs {seconds(append['standard']['median_s'])}",
+                "report",
+                "INFO" if append["correct"] else "FAIL (wrong rows)",
+            ]
+        )
     elif "append" in figures:
         rows.append(["APPEND_ONLY stream / standard stream", "ERROR", "", "report", "FAIL"])
     return rows
@@ -712,24 +720,31 @@ def print_report(report: dict[str, Any]) -> None:
     figures = report["figures"]
     env = report["environment"]
     print()
-    print(f"lakeclone streams benchmark: {report['rows']:,} and {report['large_rows']:,} rows, repeat {report['repeat']}, "
-          f"{env['cores']} cores (load {env['load_average'][0]}), Spark {env['spark']}, delta-spark {env['delta_spark']}")
+    print(
+        f"lakeclone streams benchmark: {report['rows']:,} and {report['large_rows']:,} rows, repeat {report['repeat']}, "
+        f"{env['cores']} cores (load {env['load_average'][0]}), Spark {env['spark']}, delta-spark {env['delta_spark']}"
+    )
     print("Figures compare medians of runs interleaved with their baseline in this same run.")
     tables = [t for t in (report.get("raw"), report.get("raw_large")) if t]
     if tables:
         print()
         print("The change: " + "; ".join(tables[0]["change_statements"]))
-        print(format_table(
-            ["table", "rows", "files", "versions", "files the stream reads (old + new)", "rows in them"],
-            [
+        print(
+            format_table(
+                ["table", "rows", "files", "versions", "files the stream reads (old + new)", "rows in them"],
                 [
-                    t["table"], f"{t['rows']:,}", t["files"], f"{t['version_before_change']} -> {t['version_after_change']}",
-                    f"{t['files_the_change_touched']['old_side_files']} + {t['files_the_change_touched']['new_side_files']}",
-                    f"{t['files_the_change_touched']['rows_in_those_files']:,}",
-                ]
-                for t in tables
-            ],
-        ))
+                    [
+                        t["table"],
+                        f"{t['rows']:,}",
+                        t["files"],
+                        f"{t['version_before_change']} -> {t['version_after_change']}",
+                        f"{t['files_the_change_touched']['old_side_files']} + {t['files_the_change_touched']['new_side_files']}",
+                        f"{t['files_the_change_touched']['rows_in_those_files']:,}",
+                    ]
+                    for t in tables
+                ],
+            )
+        )
     for key, field_ in (("diff", "phases_per_read_s"), ("merge", "phases_per_merge_s")):
         figure = figures.get(key)
         if figure and field_ in figure:
@@ -844,7 +859,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=1_000_000, help="rows of the table (default 1,000,000, in 20 files)")
     parser.add_argument(
-        "--large-rows", type=int, default=10_000_000,
+        "--large-rows",
+        type=int,
+        default=10_000_000,
         help="rows of the scale figure's large table (default 10,000,000, in files as big as the small table's)",
     )
     parser.add_argument("--repeat", type=int, default=5, help="timed runs of each workload (default 5)")

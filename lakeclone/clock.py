@@ -45,9 +45,7 @@ class ManualClock:
         self._now = now + dt.timedelta(milliseconds=1)
         return now
 
-    def advance(
-        self, *, days: float = 0, hours: float = 0, minutes: float = 0, seconds: float = 0
-    ) -> None:
+    def advance(self, *, days: float = 0, hours: float = 0, minutes: float = 0, seconds: float = 0) -> None:
         """Move the clock forward."""
         delta = dt.timedelta(days=days, hours=hours, minutes=minutes, seconds=seconds)
         if delta < dt.timedelta(0):

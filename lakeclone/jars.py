@@ -180,8 +180,14 @@ def _fetch_with_maven(artifact: DeltaArtifact, scratch: Path, out: Path, *, quie
     group, name, version = artifact.coordinate.split(":")
     (scratch / "pom.xml").write_text(POM.format(group=group, artifact=name, version=version))
     command = [
-        "mvn", "-B", "-q", "-f", str(scratch / "pom.xml"),
-        "dependency:copy-dependencies", f"-DoutputDirectory={out}", "-DincludeScope=runtime",
+        "mvn",
+        "-B",
+        "-q",
+        "-f",
+        str(scratch / "pom.xml"),
+        "dependency:copy-dependencies",
+        f"-DoutputDirectory={out}",
+        "-DincludeScope=runtime",
     ]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
@@ -208,9 +214,7 @@ def _fetch_with_ivy(artifact: DeltaArtifact, scratch: Path, out: Path) -> None:
     jars = ivy / "jars"
     if done.returncode != 0 or not jars.exists():
         detail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-5:])
-        raise SetupError(
-            f"Could not fetch {artifact.coordinate} (no `mvn` on the PATH, and Spark's Ivy failed):\n{detail}"
-        )
+        raise SetupError(f"Could not fetch {artifact.coordinate} (no `mvn` on the PATH, and Spark's Ivy failed):\n{detail}")
     out.mkdir(parents=True)
     for jar in jars.glob("*.jar"):
         shutil.copy2(jar, out / jar.name)

@@ -178,9 +178,7 @@ class NotebookView:
         import ipywidgets
         from IPython.display import display
 
-        self.bar = ipywidgets.IntProgress(
-            value=0, min=0, max=1, bar_style="info", layout=ipywidgets.Layout(width="16em")
-        )
+        self.bar = ipywidgets.IntProgress(value=0, min=0, max=1, bar_style="info", layout=ipywidgets.Layout(width="16em"))
         self.label = ipywidgets.Label("Spark")
         self.box = ipywidgets.HBox([self.bar, self.label])
         self._handle = display(self.box, display_id=True)  # type: ignore[no-untyped-call]

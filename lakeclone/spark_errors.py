@@ -47,9 +47,7 @@ _SNOWFLAKE_WORDING: dict[str, Callable[[dict[str, str]], LakecloneError]] = {
     "DELTA_NOT_NULL_CONSTRAINT_VIOLATED": lambda p: ExecutionError(
         f"NULL result in a non-nullable column '{p.get('columnName', '').replace('`', '')}'"
     ),
-    "AMBIGUOUS_REFERENCE": lambda p: SqlCompilationError(
-        f"ambiguous column name '{p.get('name', '').replace('`', '')}'"
-    ),
+    "AMBIGUOUS_REFERENCE": lambda p: SqlCompilationError(f"ambiguous column name '{p.get('name', '').replace('`', '')}'"),
     "CAST_INVALID_INPUT": _cast_failure,
     "DIVIDE_BY_ZERO": lambda _: ExecutionError("Division by zero"),
     # The user's text parsed as lsql, so Spark failing to parse lakeclone's
@@ -57,9 +55,7 @@ _SNOWFLAKE_WORDING: dict[str, Callable[[dict[str, str]], LakecloneError]] = {
     "PARSE_SYNTAX_ERROR": lambda p: SqlCompilationError(
         f"lakeclone cannot run this statement on Spark (Spark's parser stopped at {p.get('error', 'its text')})."
     ),
-    "UNRESOLVED_ROUTINE": lambda p: SqlCompilationError(
-        f"Unknown function {p.get('routineName', '').replace('`', '').upper()}"
-    ),
+    "UNRESOLVED_ROUTINE": lambda p: SqlCompilationError(f"Unknown function {p.get('routineName', '').replace('`', '').upper()}"),
 }
 
 # Failures of the JVM itself, whose Java names say nothing to a SQL user.

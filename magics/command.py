@@ -147,9 +147,7 @@ def _lookup(namespace: Mapping[str, Any], name: str, placeholder: str) -> Any:
     try:
         return namespace[name]
     except KeyError:
-        raise LakecloneError(
-            f"Cannot substitute {placeholder}: no Python variable {name!r} is defined."
-        ) from None
+        raise LakecloneError(f"Cannot substitute {placeholder}: no Python variable {name!r} is defined.") from None
 
 
 def sql_literal(value: Any, *, name: str = "value") -> str:

@@ -67,9 +67,7 @@ class LsqlMagics(Magics):  # Magics is a traitlets Configurable: %config LsqlMag
         help="Run on the Lake in the variable NAME instead of the latest lakeclone.connect().",
     )
     @line_cell_magic
-    def lsql(
-        self, line: str, cell: str | None = None, local_ns: dict[str, Any] | None = None
-    ) -> LsqlResult:
+    def lsql(self, line: str, cell: str | None = None, local_ns: dict[str, Any] | None = None) -> LsqlResult:
         """Run lsql statements; the value is the last statement's result as a DataFrame.
 
         ``:name`` substitutes the Python variable ``name`` as a SQL literal and
@@ -103,11 +101,7 @@ class LsqlMagics(Magics):  # Magics is a traitlets Configurable: %config LsqlMag
         try:
             lake = namespace[name]
         except KeyError:
-            raise LakecloneError(
-                f"--lake {name}: no Python variable {name!r} is defined."
-            ) from None
+            raise LakecloneError(f"--lake {name}: no Python variable {name!r} is defined.") from None
         if not isinstance(lake, lakeclone.lake.Lake):
-            raise LakecloneError(
-                f"--lake {name}: {name!r} is a {type(lake).__name__}, not a lakeclone Lake."
-            )
+            raise LakecloneError(f"--lake {name}: {name!r} is a {type(lake).__name__}, not a lakeclone Lake.")
         return lake

@@ -127,9 +127,7 @@ class LsqlResult(pd.DataFrame):
         return self.iloc[: self.display_limit]
 
     def _repr_html_(self) -> str:
-        table = self._shown().to_html(
-            notebook=True, max_cols=pd.get_option("display.max_columns"), show_dimensions=False
-        )
+        table = self._shown().to_html(notebook=True, max_cols=pd.get_option("display.max_columns"), show_dimensions=False)
         return f"<div>{table}<p>{html.escape(self.footer())}</p></div>"
 
     def __repr__(self) -> str:

@@ -111,7 +111,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
-        "--long", action="store_true", help="run the fuzzer, the property tests and the kill test at full length (thousands of cases, twenty kills)"
+        "--long",
+        action="store_true",
+        help="run the fuzzer, the property tests and the kill test at full length (thousands of cases, twenty kills)",
     )
     parser.addoption("--fuzz-seed", type=int, default=20261123, help="the statement fuzzer's seed")
     parser.addoption("--kill-seed", type=int, default=None, help="the kill test's seed for its kill moments (default: random)")

@@ -45,9 +45,7 @@ def catalog_entry(lake: lakeclone.Lake, name: str, schema: str = "PUBLIC", datab
         catalog.close()
 
 
-def start_worker(
-    script: Path, *args: str, errors: Path, stdin: bool = False, own_group: bool = False
-) -> subprocess.Popen[str]:
+def start_worker(script: Path, *args: str, errors: Path, stdin: bool = False, own_group: bool = False) -> subprocess.Popen[str]:
     """Run ``script`` in a worker process of this Python, in ``script``'s folder (where Spark may leave a spark-warehouse).
 
     Its stdout is a pipe of progress lines (see :func:`worker_line`); its

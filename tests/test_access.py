@@ -42,8 +42,19 @@ def connect_as(admin: lakeclone.Lake, *grants: str, role: str | None = None) -> 
 
 # Every catalog table a statement could write; a denied one must leave each as it was.
 _CATALOG_TABLES = (
-    "databases", "schemas", "tables", "views", "streams", "sequences", "parameters",
-    "roles", "users", "role_grants", "grants", "future_grants", "ownership",
+    "databases",
+    "schemas",
+    "tables",
+    "views",
+    "streams",
+    "sequences",
+    "parameters",
+    "roles",
+    "users",
+    "role_grants",
+    "grants",
+    "future_grants",
+    "ownership",
 )
 
 
@@ -125,8 +136,11 @@ MATRIX = [
     Case("SELECT a FROM v", (*USAGE, "SELECT ON VIEW V"), _rows_are([(2,), (3,)])),
     Case("SELECT a FROM s", (*USAGE, "SELECT ON STREAM S", "SELECT ON TABLE T"), _rows_are([])),
     Case("INSERT INTO t VALUES (9)", (*USAGE, "INSERT ON TABLE T"), _t_is([(1,), (2,), (3,), (9,)])),
-    Case("INSERT INTO t SELECT a FROM src", (*USAGE, "INSERT ON TABLE T", "SELECT ON TABLE SRC"),
-         _t_is([(1,), (2,), (3,), (3,), (4,)])),
+    Case(
+        "INSERT INTO t SELECT a FROM src",
+        (*USAGE, "INSERT ON TABLE T", "SELECT ON TABLE SRC"),
+        _t_is([(1,), (2,), (3,), (3,), (4,)]),
+    ),
     Case("UPDATE t SET a = 0 WHERE a = 1", (*USAGE, "UPDATE ON TABLE T"), _t_is([(0,), (2,), (3,)])),
     Case("DELETE FROM t WHERE a = 1", (*USAGE, "DELETE ON TABLE T"), _t_is([(2,), (3,)])),
     Case("DELETE FROM t WHERE a = 1", (*USAGE, "MODIFY ON TABLE T"), _t_is([(2,), (3,)])),
@@ -137,18 +151,29 @@ MATRIX = [
         _t_is([(1,), (2,), (4,), (30,)]),
     ),
     Case("CREATE TABLE n (a INT)", (*USAGE, "CREATE TABLE ON SCHEMA LAKE.PUBLIC"), _exists("SHOW TABLES", "N")),
-    Case("CREATE TABLE n AS SELECT a FROM t", (*USAGE, "CREATE TABLE ON SCHEMA LAKE.PUBLIC", "SELECT ON TABLE T"),
-         _exists("SHOW TABLES", "N")),
-    Case("CREATE TABLE n CLONE t", (*USAGE, "CREATE TABLE ON SCHEMA LAKE.PUBLIC", "SELECT ON TABLE T"),
-         _exists("SHOW TABLES", "N")),
+    Case(
+        "CREATE TABLE n AS SELECT a FROM t",
+        (*USAGE, "CREATE TABLE ON SCHEMA LAKE.PUBLIC", "SELECT ON TABLE T"),
+        _exists("SHOW TABLES", "N"),
+    ),
+    Case(
+        "CREATE TABLE n CLONE t", (*USAGE, "CREATE TABLE ON SCHEMA LAKE.PUBLIC", "SELECT ON TABLE T"), _exists("SHOW TABLES", "N")
+    ),
     Case("CREATE OR REPLACE TABLE t (b INT)", (*USAGE, "CREATE TABLE ON SCHEMA LAKE.PUBLIC", "MODIFY ON TABLE T")),
     Case("DROP TABLE src", (*USAGE, "OWNERSHIP ON TABLE SRC")),
-    Case("CREATE VIEW w AS SELECT a FROM t", (*USAGE, "CREATE VIEW ON SCHEMA LAKE.PUBLIC", "SELECT ON TABLE T"),
-         _exists("SHOW VIEWS", "W")),
-    Case("CREATE STREAM s2 ON TABLE t", (*USAGE, "CREATE STREAM ON SCHEMA LAKE.PUBLIC", "SELECT ON TABLE T"),
-         _exists("SHOW STREAMS", "S2")),
-    Case("CREATE SCHEMA x", ("USAGE ON DATABASE LAKE", "CREATE SCHEMA ON DATABASE LAKE"),
-         _exists("SHOW SCHEMAS IN ACCOUNT", "X")),
+    Case(
+        "CREATE VIEW w AS SELECT a FROM t",
+        (*USAGE, "CREATE VIEW ON SCHEMA LAKE.PUBLIC", "SELECT ON TABLE T"),
+        _exists("SHOW VIEWS", "W"),
+    ),
+    Case(
+        "CREATE STREAM s2 ON TABLE t",
+        (*USAGE, "CREATE STREAM ON SCHEMA LAKE.PUBLIC", "SELECT ON TABLE T"),
+        _exists("SHOW STREAMS", "S2"),
+    ),
+    Case(
+        "CREATE SCHEMA x", ("USAGE ON DATABASE LAKE", "CREATE SCHEMA ON DATABASE LAKE"), _exists("SHOW SCHEMAS IN ACCOUNT", "X")
+    ),
     Case("CREATE DATABASE d", ("CREATE DATABASE ON ACCOUNT",), _exists("SHOW DATABASES", "D")),
     Case("ALTER TABLE src RENAME TO src2", (*USAGE, "OWNERSHIP ON TABLE SRC"), _exists("SHOW TABLES", "SRC2")),
     Case("ALTER TABLE t SET DATA_RETENTION_TIME_IN_DAYS = 3", (*USAGE, "OWNERSHIP ON TABLE T")),
@@ -160,30 +185,46 @@ MATRIX = [
     # Queries: time travel and the change clause on every path.
     Case("SELECT a FROM t BEFORE (VERSION => 1)", (*USAGE, "SELECT ON TABLE T"), _rows_are([])),
     Case("SELECT a FROM t CHANGES (INFORMATION => APPEND_ONLY) AT (VERSION => 1)", (*USAGE, "SELECT ON TABLE T")),
-    Case("SELECT s.a FROM s JOIN src ON s.a = src.a", (*USAGE, "SELECT ON STREAM S", "SELECT ON TABLE T", "SELECT ON TABLE SRC"),
-         _rows_are([])),
+    Case(
+        "SELECT s.a FROM s JOIN src ON s.a = src.a",
+        (*USAGE, "SELECT ON STREAM S", "SELECT ON TABLE T", "SELECT ON TABLE SRC"),
+        _rows_are([]),
+    ),
     Case("SHOW PARAMETERS IN TABLE t", (*USAGE, "SELECT ON TABLE T")),
     # DML: each write's own privilege, MODIFY for all of them, and SELECT on what it reads.
-    Case("INSERT OVERWRITE INTO t SELECT a FROM src", (*USAGE, "INSERT ON TABLE T", "DELETE ON TABLE T", "SELECT ON TABLE SRC"),
-         _t_is([(3,), (4,)])),
-    Case("MERGE INTO t USING src ON t.a = src.a WHEN MATCHED THEN DELETE", (*USAGE, "DELETE ON TABLE T", "SELECT ON TABLE SRC"),
-         _t_is([(1,), (2,)])),
+    Case(
+        "INSERT OVERWRITE INTO t SELECT a FROM src",
+        (*USAGE, "INSERT ON TABLE T", "DELETE ON TABLE T", "SELECT ON TABLE SRC"),
+        _t_is([(3,), (4,)]),
+    ),
+    Case(
+        "MERGE INTO t USING src ON t.a = src.a WHEN MATCHED THEN DELETE",
+        (*USAGE, "DELETE ON TABLE T", "SELECT ON TABLE SRC"),
+        _t_is([(1,), (2,)]),
+    ),
     Case(
         "MERGE INTO t USING src ON t.a = src.a WHEN MATCHED THEN UPDATE SET a = 30 "
         "WHEN NOT MATCHED THEN INSERT (a) VALUES (src.a)",
         (*USAGE, "MODIFY ON TABLE T", "SELECT ON TABLE SRC"),
         _t_is([(1,), (2,), (4,), (30,)]),
     ),
-    Case("UPDATE t SET a = src.a + 10 FROM src WHERE t.a = src.a", (*USAGE, "UPDATE ON TABLE T", "SELECT ON TABLE SRC"),
-         _t_is([(1,), (2,), (13,)])),
-    Case("DELETE FROM t USING src WHERE t.a = src.a", (*USAGE, "DELETE ON TABLE T", "SELECT ON TABLE SRC"),
-         _t_is([(1,), (2,)])),
+    Case(
+        "UPDATE t SET a = src.a + 10 FROM src WHERE t.a = src.a",
+        (*USAGE, "UPDATE ON TABLE T", "SELECT ON TABLE SRC"),
+        _t_is([(1,), (2,), (13,)]),
+    ),
+    Case("DELETE FROM t USING src WHERE t.a = src.a", (*USAGE, "DELETE ON TABLE T", "SELECT ON TABLE SRC"), _t_is([(1,), (2,)])),
     # DDL: creating in a schema, replacing, altering and dropping what the role owns.
     Case("CREATE SEQUENCE q", (*USAGE, "CREATE SEQUENCE ON SCHEMA LAKE.PUBLIC"), _exists("SHOW SEQUENCES", "Q")),
-    Case("CREATE OR REPLACE VIEW v AS SELECT a FROM src", (*USAGE, "CREATE VIEW ON SCHEMA LAKE.PUBLIC", "OWNERSHIP ON VIEW V",
-         "SELECT ON TABLE SRC")),
-    Case("CREATE TABLE n AS SELECT a FROM v", (*USAGE, "CREATE TABLE ON SCHEMA LAKE.PUBLIC", "SELECT ON VIEW V"),
-         _exists("SHOW TABLES", "N")),
+    Case(
+        "CREATE OR REPLACE VIEW v AS SELECT a FROM src",
+        (*USAGE, "CREATE VIEW ON SCHEMA LAKE.PUBLIC", "OWNERSHIP ON VIEW V", "SELECT ON TABLE SRC"),
+    ),
+    Case(
+        "CREATE TABLE n AS SELECT a FROM v",
+        (*USAGE, "CREATE TABLE ON SCHEMA LAKE.PUBLIC", "SELECT ON VIEW V"),
+        _exists("SHOW TABLES", "N"),
+    ),
     Case("ALTER TABLE t SET COMMENT = 'orders'", (*USAGE, "OWNERSHIP ON TABLE T")),
     Case("ALTER TABLE t CLUSTER BY (a)", (*USAGE, "OWNERSHIP ON TABLE T")),
     Case("ALTER VIEW v RENAME TO v2", (*USAGE, "OWNERSHIP ON VIEW V"), _exists("SHOW VIEWS", "V2")),
@@ -193,23 +234,31 @@ MATRIX = [
     Case("DROP STREAM s", (*USAGE, "OWNERSHIP ON STREAM S")),
     Case("DROP SCHEMA LAKE.PUBLIC", ("USAGE ON DATABASE LAKE", "OWNERSHIP ON SCHEMA LAKE.PUBLIC")),
     # Clones: deep, of a point in time, and of a schema or a database.
-    Case("CREATE TABLE n DEEP CLONE t", (*USAGE, "CREATE TABLE ON SCHEMA LAKE.PUBLIC", "SELECT ON TABLE T"),
-         _exists("SHOW TABLES", "N")),
-    Case("CREATE TABLE n CLONE t AT (VERSION => 1)", (*USAGE, "CREATE TABLE ON SCHEMA LAKE.PUBLIC", "SELECT ON TABLE T"),
-         _exists("SHOW TABLES", "N")),
+    Case(
+        "CREATE TABLE n DEEP CLONE t",
+        (*USAGE, "CREATE TABLE ON SCHEMA LAKE.PUBLIC", "SELECT ON TABLE T"),
+        _exists("SHOW TABLES", "N"),
+    ),
+    Case(
+        "CREATE TABLE n CLONE t AT (VERSION => 1)",
+        (*USAGE, "CREATE TABLE ON SCHEMA LAKE.PUBLIC", "SELECT ON TABLE T"),
+        _exists("SHOW TABLES", "N"),
+    ),
     Case("CREATE SCHEMA x CLONE public", (*USAGE, "CREATE SCHEMA ON DATABASE LAKE"), _exists("SHOW SCHEMAS IN ACCOUNT", "X")),
-    Case("CREATE DATABASE d CLONE lake", ("USAGE ON DATABASE LAKE", "CREATE DATABASE ON ACCOUNT"),
-         _exists("SHOW DATABASES", "D")),
+    Case(
+        "CREATE DATABASE d CLONE lake", ("USAGE ON DATABASE LAKE", "CREATE DATABASE ON ACCOUNT"), _exists("SHOW DATABASES", "D")
+    ),
     # The Python API and the widgets: the privileges the statements they stand for need.
     Case("lake.lineage('t')", (*USAGE, "SELECT ON TABLE T"), api=lambda lake: lake.lineage("t")),
     Case("lake.vacuum_plan('t')", (*USAGE, "MODIFY ON TABLE T"), api=lambda lake: lake.vacuum_plan("t")),
     Case("timeline(lake, 't')", (*USAGE, "SELECT ON TABLE T"), api=lambda lake: _widgets().timeline(lake, "t")),
-    Case("lineage_widget(lake, 't')", (*USAGE, "SELECT ON TABLE T"),
-         api=lambda lake: _widgets().lineage_widget(lake, "t")),
-    Case("vacuum_explorer(lake, 't')", (*USAGE, "MODIFY ON TABLE T"),
-         api=lambda lake: _widgets().vacuum_explorer(lake, "t")),
-    Case("grants(lake, 'public')", ("USAGE ON DATABASE LAKE", "USAGE ON SCHEMA LAKE.PUBLIC"),
-         api=lambda lake: _widgets().grants(lake, "public")),
+    Case("lineage_widget(lake, 't')", (*USAGE, "SELECT ON TABLE T"), api=lambda lake: _widgets().lineage_widget(lake, "t")),
+    Case("vacuum_explorer(lake, 't')", (*USAGE, "MODIFY ON TABLE T"), api=lambda lake: _widgets().vacuum_explorer(lake, "t")),
+    Case(
+        "grants(lake, 'public')",
+        ("USAGE ON DATABASE LAKE", "USAGE ON SCHEMA LAKE.PUBLIC"),
+        api=lambda lake: _widgets().grants(lake, "public"),
+    ),
 ]
 
 
@@ -260,7 +309,10 @@ def _widgets() -> Any:
 
 def test_denied_messages_are_snowflakes(admin: lakeclone.Lake) -> None:
     session = connect_as(admin, *USAGE, "INSERT ON TABLE T")
-    with pytest.raises(InsufficientPrivilegesError, match=r"^SQL access control error:\nInsufficient privileges to operate on table 'LAKE.PUBLIC.T'$"):
+    with pytest.raises(
+        InsufficientPrivilegesError,
+        match=r"^SQL access control error:\nInsufficient privileges to operate on table 'LAKE.PUBLIC.T'$",
+    ):
         session.sql("SELECT * FROM t")
     with pytest.raises(ObjectNotFoundError, match=r"Object 'LAKE.PUBLIC.SRC' does not exist or not authorized.$"):
         session.sql("SELECT * FROM src")
@@ -444,7 +496,19 @@ def test_migration_gives_existing_objects_to_accountadmin(lake: lakeclone.Lake) 
     db = sqlite3.connect(path)
     with db:
         # The catalog as it was before access control's migration and those after it (channels, policies).
-        for table in ("tag_policies", "tag_references", "policy_references", "policies", "channels", "ownership", "future_grants", "grants", "role_grants", "roles", "users"):
+        for table in (
+            "tag_policies",
+            "tag_references",
+            "policy_references",
+            "policies",
+            "channels",
+            "ownership",
+            "future_grants",
+            "grants",
+            "role_grants",
+            "roles",
+            "users",
+        ):
             db.execute(f"DROP TABLE {table}")
         db.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 3}")
     db.close()
@@ -645,9 +709,7 @@ def test_a_stream_on_a_view_reads_with_the_views_owners_rights(admin: lakeclone.
 def test_drawing_from_a_sequence_needs_usage_on_it(admin: lakeclone.Lake) -> None:
     admin.sql("CREATE SEQUENCE ids")
     admin.sql("CREATE TABLE keyed (id INT DEFAULT ids.NEXTVAL, v INT)")
-    writer = connect_as(
-        admin, *USAGE, "INSERT ON TABLE KEYED", "SELECT ON TABLE KEYED", "SELECT ON TABLE SRC", role="WRITER"
-    )
+    writer = connect_as(admin, *USAGE, "INSERT ON TABLE KEYED", "SELECT ON TABLE KEYED", "SELECT ON TABLE SRC", role="WRITER")
     before = state(admin)
     with pytest.raises(ObjectNotFoundError, match=r"'LAKE\.PUBLIC\.IDS'"):
         writer.sql("INSERT INTO keyed (v) VALUES (1)")
@@ -731,7 +793,9 @@ def test_lineage_hides_tables_the_role_may_not_see(admin: lakeclone.Lake) -> Non
     names = sorted(node.name for node in session.lineage("dev2").nodes.values())
     assert names == ["<not authorized>", "LAKE.PUBLIC.DEV2", "LAKE.PUBLIC.T"]
     assert {node.name for node in admin.lineage("dev2").nodes.values()} == {
-        "LAKE.PUBLIC.T", "LAKE.PUBLIC.DEV", "LAKE.PUBLIC.DEV2"
+        "LAKE.PUBLIC.T",
+        "LAKE.PUBLIC.DEV",
+        "LAKE.PUBLIC.DEV2",
     }
 
 

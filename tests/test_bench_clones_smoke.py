@@ -27,14 +27,10 @@ def bench_clones():
 
 
 @pytest.mark.spark
-def test_clones_benchmark_runs(
-    bench_clones, spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_clones_benchmark_runs(bench_clones, spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     output = tmp_path / "clones.json"
     sources = tmp_path / "sources"
-    report = bench_clones.main(
-        spark=spark, warehouse=tmp_path / "warehouse", small=True, output=output, sources=sources
-    )
+    report = bench_clones.main(spark=spark, warehouse=tmp_path / "warehouse", small=True, output=output, sources=sources)
     scale = bench_clones.SMALL
 
     figures = report["figures"]

@@ -27,9 +27,7 @@ def bench_streams():
 
 
 @pytest.mark.spark
-def test_streams_benchmark_runs(
-    bench_streams, spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_streams_benchmark_runs(bench_streams, spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     output = tmp_path / "streams.json"
     argv = ["--rows", "2000", "--large-rows", "4000", "--repeat", "1", "--warmup", "0", "--output", str(output)]
     report = bench_streams.main(argv, spark=spark, warehouse=tmp_path / "warehouse")

@@ -90,9 +90,7 @@ def test_create_schema_switches_to_it(lake: lakeclone.Lake) -> None:
     assert (lake.current_database, lake.current_schema) == ("LAKE", "QUALIFIED")
     assert names(lake, "SHOW SCHEMAS IN DATABASE LAKE") == ["PUBLIC", "QUALIFIED", "STAGING"]
     assert error_of(lake, "CREATE SCHEMA staging") == "SQL compilation error:\nObject 'STAGING' already exists."
-    assert lake.sql("CREATE SCHEMA IF NOT EXISTS staging").collect()[0].status == (
-        "STAGING already exists, statement succeeded."
-    )
+    assert lake.sql("CREATE SCHEMA IF NOT EXISTS staging").collect()[0].status == ("STAGING already exists, statement succeeded.")
 
 
 def test_create_or_replace_schema_empties_it(lake: lakeclone.Lake) -> None:
@@ -159,7 +157,9 @@ def test_drop_and_undrop_schema_brings_its_tables_back(lake: lakeclone.Lake) -> 
 
 
 def test_drop_missing_objects(lake: lakeclone.Lake) -> None:
-    assert error_of(lake, "DROP TABLE nope") == "SQL compilation error:\nObject 'LAKE.PUBLIC.NOPE' does not exist or not authorized."
+    assert (
+        error_of(lake, "DROP TABLE nope") == "SQL compilation error:\nObject 'LAKE.PUBLIC.NOPE' does not exist or not authorized."
+    )
     assert "does not exist" in error_of(lake, "DROP SCHEMA nope")
     assert "does not exist" in error_of(lake, "DROP DATABASE nope")
     for kind in ("TABLE", "SCHEMA", "DATABASE"):
@@ -375,8 +375,14 @@ def test_show_parameters_like(lake: lakeclone.Lake) -> None:
     [
         ("ALTER TABLE t SET NO_SUCH_PARAMETER = 1", "invalid property 'NO_SUCH_PARAMETER' for 'TABLE'"),
         ("ALTER DATABASE LAKE SET CHANGE_TRACKING = TRUE", "invalid property 'CHANGE_TRACKING' for 'DATABASE'"),
-        ("ALTER TABLE t SET DATA_RETENTION_TIME_IN_DAYS = 91", "invalid value [91] for parameter 'DATA_RETENTION_TIME_IN_DAYS': must be between 0 and 90"),
-        ("ALTER SCHEMA PUBLIC SET DATA_RETENTION_TIME_IN_DAYS = 'abc'", "invalid value [abc] for parameter 'DATA_RETENTION_TIME_IN_DAYS'"),
+        (
+            "ALTER TABLE t SET DATA_RETENTION_TIME_IN_DAYS = 91",
+            "invalid value [91] for parameter 'DATA_RETENTION_TIME_IN_DAYS': must be between 0 and 90",
+        ),
+        (
+            "ALTER SCHEMA PUBLIC SET DATA_RETENTION_TIME_IN_DAYS = 'abc'",
+            "invalid value [abc] for parameter 'DATA_RETENTION_TIME_IN_DAYS'",
+        ),
         ("ALTER TABLE t SET CHANGE_TRACKING = 'maybe'", "invalid value [maybe] for parameter 'CHANGE_TRACKING'"),
         ("ALTER TABLE t UNSET NO_SUCH_PARAMETER", "invalid property 'NO_SUCH_PARAMETER' for 'TABLE'"),
         ("ALTER TABLE nope SET COMMENT = 'x'", "Object 'LAKE.PUBLIC.NOPE' does not exist or not authorized."),
@@ -397,9 +403,7 @@ def test_a_failed_multi_parameter_set_changes_nothing(lake: lakeclone.Lake) -> N
 # Persistence ---------------------------------------------------------------------------------------
 
 
-def test_a_new_lake_on_the_same_warehouse_sees_everything(
-    lake: lakeclone.Lake, clock: lakeclone.ManualClock
-) -> None:
+def test_a_new_lake_on_the_same_warehouse_sees_everything(lake: lakeclone.Lake, clock: lakeclone.ManualClock) -> None:
     lake.sql(
         "CREATE DATABASE d; CREATE SCHEMA s; CREATE TABLE t (id INT, v STRING) COMMENT = 'kept';"
         "INSERT INTO t VALUES (1, 'a'), (2, 'b'); ALTER SCHEMA s SET DATA_RETENTION_TIME_IN_DAYS = 3;"

@@ -49,7 +49,7 @@ def log_commits(lake: lakeclone.Lake, table: str) -> list[dict[str, object]]:
     for path in sorted(folder.glob("*.json")):
         actions: dict[str, object] = {}
         for line in path.read_text().splitlines():
-            (kind, body), = json.loads(line).items()
+            ((kind, body),) = json.loads(line).items()
             actions.setdefault(kind, []).append(body)  # type: ignore[attr-defined]
         found.append(actions)
     return found
@@ -279,10 +279,30 @@ def test_values_convert_as_snowpipe_streaming_converts_them(lake, typed) -> None
     channel, _ = typed.open_channel("c1", table="typed", max_client_lag=LONG_LAG)
     response = channel.insert_rows(
         [
-            {"i": "42", "n": "3.14159", "f": "2.5", "b": "yes", "d": "2024-02-29", "ts": "2024-02-29T10:11:12.5",
-             "tz": "2024-02-29 10:11:12 +02:00", "bin": "CAFE", "v": '{"a": [1, 2]}', "s": 7},
-            {"i": 7.0, "n": 1, "f": 1, "b": 0, "d": "29-Feb-2024", "ts": 1709201472, "tz": "1709201472000",
-             "bin": b"\x01", "v": {"k": "x"}, "s": "x"},
+            {
+                "i": "42",
+                "n": "3.14159",
+                "f": "2.5",
+                "b": "yes",
+                "d": "2024-02-29",
+                "ts": "2024-02-29T10:11:12.5",
+                "tz": "2024-02-29 10:11:12 +02:00",
+                "bin": "CAFE",
+                "v": '{"a": [1, 2]}',
+                "s": 7,
+            },
+            {
+                "i": 7.0,
+                "n": 1,
+                "f": 1,
+                "b": 0,
+                "d": "29-Feb-2024",
+                "ts": 1709201472,
+                "tz": "1709201472000",
+                "bin": b"\x01",
+                "v": {"k": "x"},
+                "s": "x",
+            },
             {"b": "F", "d": "02/29/2024", "ts": "Thu, 29 Feb 2024 10:11:12 +0000", "v": [1, "two"], "s": True},
         ],
         offset_token="3",
@@ -291,12 +311,31 @@ def test_values_convert_as_snowpipe_streaming_converts_them(lake, typed) -> None
     channel.flush()
     got = lake.sql("SELECT i, n, f, b, d, ts, tz, bin, to_json(v) AS v, s FROM typed ORDER BY i NULLS LAST").collect()
     assert [tuple(r) for r in got] == [
-        (7, decimal.Decimal("1.00"), 1.0, False, dt.date(2024, 2, 29), dt.datetime(2024, 2, 29, 10, 11, 12),
-         dt.datetime(2024, 2, 29, 10, 11, 12), bytearray(b"\x01"), '{"k":"x"}', "x"),
-        (42, decimal.Decimal("3.14"), 2.5, True, dt.date(2024, 2, 29), dt.datetime(2024, 2, 29, 10, 11, 12, 500000),
-         dt.datetime(2024, 2, 29, 8, 11, 12), bytearray(b"\xca\xfe"), '{"a":[1,2]}', "7"),
-        (None, None, None, False, dt.date(2024, 2, 29), dt.datetime(2024, 2, 29, 10, 11, 12), None, None,
-         '[1,"two"]', "true"),
+        (
+            7,
+            decimal.Decimal("1.00"),
+            1.0,
+            False,
+            dt.date(2024, 2, 29),
+            dt.datetime(2024, 2, 29, 10, 11, 12),
+            dt.datetime(2024, 2, 29, 10, 11, 12),
+            bytearray(b"\x01"),
+            '{"k":"x"}',
+            "x",
+        ),
+        (
+            42,
+            decimal.Decimal("3.14"),
+            2.5,
+            True,
+            dt.date(2024, 2, 29),
+            dt.datetime(2024, 2, 29, 10, 11, 12, 500000),
+            dt.datetime(2024, 2, 29, 8, 11, 12),
+            bytearray(b"\xca\xfe"),
+            '{"a":[1,2]}',
+            "7",
+        ),
+        (None, None, None, False, dt.date(2024, 2, 29), dt.datetime(2024, 2, 29, 10, 11, 12), None, None, '[1,"two"]', "true"),
     ]
 
 
@@ -408,7 +447,9 @@ def test_an_open_commits_the_txn_action_alone_and_writes_no_file(lake, client) -
     assert list(Path(location(lake, "t")).glob("*.parquet")) == []  # not even an unreferenced empty one
     (last,) = lake.sql("DESCRIBE HISTORY t LIMIT 1").collect()
     assert (last.operation, last.operationParameters["channel"], last.operationParameters["channelOpened"]) == (
-        "STREAMING UPDATE", "c1", "true"
+        "STREAMING UPDATE",
+        "c1",
+        "true",
     )
     # The Lake's own session is still the thread's active one: the open activated the client's only for its commit.
     assert lake.spark._jvm.org.apache.spark.sql.SparkSession.getActiveSession().equals(active)
@@ -459,11 +500,15 @@ def test_show_channels(lake, client) -> None:
     a.flush()
     everything = lake.sql("SHOW CHANNELS").collect()
     assert [(r["name"], r["schema_name"], r["table_name"]) for r in everything] == [
-        ("beta", "OTHER", "U"), ("alpha", "PUBLIC", "T")
+        ("beta", "OTHER", "U"),
+        ("alpha", "PUBLIC", "T"),
     ]
     (alpha,) = lake.sql("SHOW CHANNELS LIKE 'al%' IN TABLE public.t").collect()
     assert (alpha["database_name"], alpha["offset_token"], alpha["rows_inserted"], alpha["status"]) == (
-        "LAKE", "t:1", 1, "ACTIVE"
+        "LAKE",
+        "t:1",
+        1,
+        "ACTIVE",
     )
     assert alpha["created_on"] is not None and alpha["last_committed_on"] is not None
     assert [r["name"] for r in lake.sql("SHOW CHANNELS IN SCHEMA other").collect()] == ["beta"]
@@ -616,8 +661,8 @@ def test_optimize_compacts_channel_files_without_a_change_streams_see(lake, clie
     assert compaction["add"] and all(not a["dataChange"] for a in compaction["add"])  # type: ignore[union-attr]
     assert all(not r["dataChange"] for r in compaction["remove"])  # type: ignore[union-attr]
     expected = [(batch * 10 + i,) for batch in range(3) for i in range(3)]
-    assert rows(lake, 'SELECT id FROM s WHERE "METADATA$ACTION" = \'INSERT\'') == expected
-    assert lake.sql('SELECT count(*) FROM s WHERE "METADATA$ACTION" = \'DELETE\'').first()[0] == 0
+    assert rows(lake, "SELECT id FROM s WHERE \"METADATA$ACTION\" = 'INSERT'") == expected
+    assert lake.sql("SELECT count(*) FROM s WHERE \"METADATA$ACTION\" = 'DELETE'").first()[0] == 0
     assert rows(lake, f"SELECT id FROM t AT (VERSION => {before})") == expected
     assert channel.get_latest_committed_offset_token() == "2"
 
@@ -643,4 +688,3 @@ def test_opening_a_channel_needs_insert_on_the_table_and_usage_on_its_containers
         channel.append_row({"id": 1}, offset_token="1")
         channel.close()
     assert rows(lake, "SELECT * FROM t") == [(1,)]
-

@@ -44,11 +44,7 @@ def current_files(folder: str) -> list[str]:
 def data_files(folder: str) -> set[str]:
     """Every parquet file under a table's folder (its own data)."""
     return {
-        os.path.join(d, f)
-        for d, _, names in os.walk(folder)
-        if "_delta_log" not in d
-        for f in names
-        if f.endswith(".parquet")
+        os.path.join(d, f) for d, _, names in os.walk(folder) if "_delta_log" not in d for f in names if f.endswith(".parquet")
     }
 
 
@@ -119,10 +115,15 @@ def test_a_zero_copy_clone_commits_what_deltas_own_shallow_clone_commits(
             ((kind, body),) = action.items()
             if kind == "add":
                 # Fresh row ids (baseRowId) are given in the order the adds are listed, which may differ.
-                found["add"].append({k: v for k, v in body.items() if k not in ("modificationTime", "baseRowId") and (k != "tags" or v)})
+                found["add"].append(
+                    {k: v for k, v in body.items() if k not in ("modificationTime", "baseRowId") and (k != "tags" or v)}
+                )
             elif kind == "metaData":
                 configuration = {k: v for k, v in body["configuration"].items() if k not in materialized}
-                found[kind] = {**{k: v for k, v in body.items() if k not in ("id", "createdTime")}, "configuration": configuration}
+                found[kind] = {
+                    **{k: v for k, v in body.items() if k not in ("id", "createdTime")},
+                    "configuration": configuration,
+                }
                 found["names"] = [body["configuration"].get(key) for key in materialized]
             elif kind == "protocol":
                 found[kind] = body
@@ -362,7 +363,6 @@ def test_clone_at_a_point_outside_retention(lake: lakeclone.Lake, clock: lakeclo
 # Parameters ------------------------------------------------------------------------------
 
 
-
 def test_clone_inherits_the_source_table_parameters_but_not_its_containers(lake: lakeclone.Lake) -> None:
     lake.sql("CREATE SCHEMA lake.a DATA_RETENTION_TIME_IN_DAYS = 2")
     lake.sql("CREATE SCHEMA lake.b DATA_RETENTION_TIME_IN_DAYS = 5")
@@ -394,17 +394,12 @@ def test_clone_inherits_the_source_table_parameters_but_not_its_containers(lake:
 # Managed and external -----------------------------------------------------------------------
 
 
-def test_clones_of_managed_and_external_tables(
-    lake: lakeclone.Lake, clock: lakeclone.ManualClock, tmp_path: Path
-) -> None:
+def test_clones_of_managed_and_external_tables(lake: lakeclone.Lake, clock: lakeclone.ManualClock, tmp_path: Path) -> None:
     lake.sql(f"CREATE EXTERNAL TABLE e (id INT) LOCATION = '{tmp_path / 'ext'}'")
     lake.sql("INSERT INTO e VALUES (1), (2)")
     lake.sql("CREATE TABLE m (id INT); INSERT INTO m VALUES (7)")
     lake.sql("CREATE TABLE e_clone CLONE e; CREATE TABLE m_clone CLONE m")
-    kinds = {
-        r.name: r.kind
-        for r in (lake.sql(f"DESCRIBE DETAIL {n}").collect()[0] for n in ("e", "e_clone", "m", "m_clone"))
-    }
+    kinds = {r.name: r.kind for r in (lake.sql(f"DESCRIBE DETAIL {n}").collect()[0] for n in ("e", "e_clone", "m", "m_clone"))}
     assert kinds == {
         "LAKE.PUBLIC.E": "EXTERNAL",
         "LAKE.PUBLIC.E_CLONE": "EXTERNAL",
@@ -431,9 +426,7 @@ def test_clones_of_managed_and_external_tables(
     assert rows(lake, "SELECT * FROM m_clone") == kernel_rows(location(lake, "m_clone")) == [(7,)]
 
 
-def test_clone_in_a_warehouse_whose_path_needs_escaping(
-    tmp_path: Path, spark, clock: lakeclone.ManualClock
-) -> None:
+def test_clone_in_a_warehouse_whose_path_needs_escaping(tmp_path: Path, spark, clock: lakeclone.ManualClock) -> None:
     """Absolute add paths are URIs: a space or a quote in the folder must survive the round trip."""
     lake = lakeclone.connect(tmp_path / "my lake's", spark=spark, clock=clock)
     lake.sql("CREATE TABLE s (id INT); INSERT INTO s VALUES (1)")

@@ -82,10 +82,16 @@ def test_show_imported_keys(lake: lakeclone.Lake) -> None:
     customers_and_orders(lake)
     (row,) = lake.sql("SHOW IMPORTED KEYS IN TABLE orders").collect()
     assert (row.pk_database_name, row.pk_schema_name, row.pk_table_name, row.pk_column_name) == (
-        "LAKE", "PUBLIC", "CUSTOMERS", "ID",
+        "LAKE",
+        "PUBLIC",
+        "CUSTOMERS",
+        "ID",
     )
     assert (row.fk_database_name, row.fk_schema_name, row.fk_table_name, row.fk_column_name) == (
-        "LAKE", "PUBLIC", "ORDERS", "CUSTOMER_ID",
+        "LAKE",
+        "PUBLIC",
+        "ORDERS",
+        "CUSTOMER_ID",
     )
     assert (row.key_sequence, row.fk_name) == (1, "ORDERS_CUSTOMER")
     (pk,) = primary_keys(lake, "SHOW PRIMARY KEYS IN TABLE customers")
@@ -198,9 +204,7 @@ def test_table_clone_copies_constraints_and_references_the_original(lake: lakecl
     customers_and_orders(lake)
     lake.sql("CREATE TABLE orders_dev CLONE orders")
     assert keys(lake, "orders_dev") == keys(lake, "orders")
-    assert primary_keys(lake, "SHOW PRIMARY KEYS IN TABLE orders_dev") == [
-        ("LAKE", "PUBLIC", "ORDERS_DEV", "ID", 1, "ORDERS_PK")
-    ]
+    assert primary_keys(lake, "SHOW PRIMARY KEYS IN TABLE orders_dev") == [("LAKE", "PUBLIC", "ORDERS_DEV", "ID", 1, "ORDERS_PK")]
     assert imported(lake, "orders_dev") == [("LAKE.PUBLIC.ORDERS_DEV.CUSTOMER_ID", "LAKE.PUBLIC.CUSTOMERS.ID", 1)]
 
 
@@ -226,10 +230,7 @@ def test_schema_clone_keeps_foreign_keys_to_tables_outside_it(lake: lakeclone.La
     lake.sql("CREATE TABLE lake.ref.customers (id INT PRIMARY KEY)")
     lake.sql("CREATE SCHEMA app")
     lake.sql("CREATE TABLE lake.app.products (id INT PRIMARY KEY)")
-    lake.sql(
-        "CREATE TABLE lake.app.orders (c INT REFERENCES lake.ref.customers (id), "
-        "p INT REFERENCES lake.app.products (id))"
-    )
+    lake.sql("CREATE TABLE lake.app.orders (c INT REFERENCES lake.ref.customers (id), p INT REFERENCES lake.app.products (id))")
     lake.sql("CREATE SCHEMA lake.dev CLONE lake.app")
     assert imported(lake, "lake.dev.orders") == [
         ("LAKE.DEV.ORDERS.C", "LAKE.REF.CUSTOMERS.ID", 1),

@@ -88,9 +88,7 @@ def test_syntax_error_attributes() -> None:
     with pytest.raises(errors.SqlSyntaxError) as caught:
         parse("CREATE TABL t (a INT)")
     assert (caught.value.line, caught.value.position, caught.value.token) == (1, 7, "TABL")
-    assert str(caught.value) == (
-        "SQL compilation error:\nsyntax error line 1 at position 7 unexpected 'TABL'."
-    )
+    assert str(caught.value) == ("SQL compilation error:\nsyntax error line 1 at position 7 unexpected 'TABL'.")
 
 
 def test_error_in_later_statement_counts_lines_from_start_of_text() -> None:
@@ -105,9 +103,7 @@ def test_unsupported_statement_keeps_its_text() -> None:
     assert caught.value.detail == "Unsupported statement: CALL p(1)"
 
 
-@pytest.mark.parametrize(
-    "text", ["", ";", "@@", "SELECT (((", "SELECT $$", "'", "SELECT 1 +", ")", "INTERVAL 'x'"]
-)
+@pytest.mark.parametrize("text", ["", ";", "@@", "SELECT (((", "SELECT $$", "'", "SELECT 1 +", ")", "INTERVAL 'x'"])
 def test_only_lakeclone_errors_escape(text: str) -> None:
     # Parsing may succeed (an empty script) or fail; any other exception fails the test.
     with contextlib.suppress(errors.LakecloneError):
@@ -170,9 +166,7 @@ def test_parameter_names_and_time_travel_kinds_are_not_identifiers() -> None:
 
 def test_historical_data_is_the_tables_when() -> None:
     table = _one("SELECT * FROM t BEFORE(STATEMENT => 'q1') AS x").args["from_"].this
-    assert table.args["when"] == exp.HistoricalData(
-        this="BEFORE", kind="STATEMENT", expression=exp.Literal.string("q1")
-    )
+    assert table.args["when"] == exp.HistoricalData(this="BEFORE", kind="STATEMENT", expression=exp.Literal.string("q1"))
     assert table.alias == "X"
 
 
@@ -202,9 +196,7 @@ def test_transient_clone_is_lsql_clone_too() -> None:
     assert create.find(exp.TransientProperty)
 
 
-@pytest.mark.parametrize(
-    ("depth", "shallow", "deep"), [("SHALLOW", True, False), ("DEEP", False, True)]
-)
+@pytest.mark.parametrize(("depth", "shallow", "deep"), [("SHALLOW", True, False), ("DEEP", False, True)])
 def test_delta_clone(depth: str, shallow: bool, deep: bool) -> None:
     create = _one(f"CREATE TABLE IF NOT EXISTS t {depth} CLONE d.s VERSION AS OF 2")
     assert (create.kind, create.args["exists"], create.this) == ("TABLE", True, _table("T"))
@@ -236,10 +228,7 @@ def test_sequence_and_constraints_parse() -> None:
         exp.Literal.number(10),
         exp.Literal.number(5),
     )
-    table = _one(
-        "CREATE TABLE t (id INT DEFAULT seq.NEXTVAL PRIMARY KEY, p INT, "
-        "FOREIGN KEY (p) REFERENCES u(id))"
-    )
+    table = _one("CREATE TABLE t (id INT DEFAULT seq.NEXTVAL PRIMARY KEY, p INT, FOREIGN KEY (p) REFERENCES u(id))")
     default = table.find(exp.DefaultColumnConstraint)
     assert default.this == exp.column("NEXTVAL", table="SEQ")
     assert table.find(exp.PrimaryKeyColumnConstraint)
@@ -247,9 +236,7 @@ def test_sequence_and_constraints_parse() -> None:
 
 
 def test_describe_history() -> None:
-    assert _one("DESCRIBE HISTORY d.t LIMIT 5") == DescribeHistory(
-        this=_table("T", db="D"), limit=exp.Literal.number(5)
-    )
+    assert _one("DESCRIBE HISTORY d.t LIMIT 5") == DescribeHistory(this=_table("T", db="D"), limit=exp.Literal.number(5))
     assert _one("DESC HISTORY t") == DescribeHistory(this=_table("T"))
 
 
@@ -290,9 +277,7 @@ def test_show_parameters(text: str, expected: ShowParameters) -> None:
     ],
 )
 def test_set_and_unset_parameters(kind: str, name: str, table: exp.Table) -> None:
-    assert _one(
-        f"ALTER {kind} IF EXISTS {name} SET DATA_RETENTION_TIME_IN_DAYS = 7 CHANGE_TRACKING = FALSE"
-    ) == SetParameters(
+    assert _one(f"ALTER {kind} IF EXISTS {name} SET DATA_RETENTION_TIME_IN_DAYS = 7 CHANGE_TRACKING = FALSE") == SetParameters(
         this=table,
         kind=kind,
         exists=True,
@@ -325,9 +310,7 @@ def test_other_alter_table_actions_stay_sqlglots() -> None:
 
 def test_recluster() -> None:
     assert _one("ALTER TABLE t SUSPEND RECLUSTER") == AlterRecluster(this=_table("T"), suspend=True)
-    assert _one("ALTER TABLE IF EXISTS t RESUME RECLUSTER") == AlterRecluster(
-        this=_table("T"), exists=True, suspend=False
-    )
+    assert _one("ALTER TABLE IF EXISTS t RESUME RECLUSTER") == AlterRecluster(this=_table("T"), exists=True, suspend=False)
 
 
 def test_clustering() -> None:

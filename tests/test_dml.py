@@ -80,9 +80,7 @@ def test_insert_values_reports_the_rows_inserted(lake: lakeclone.Lake) -> None:
 def test_insert_select_from_other_tables(people: lakeclone.Lake) -> None:
     lake = people
     lake.sql("CREATE TABLE elders (id INT, name STRING)")
-    assert result(lake, "INSERT INTO elders SELECT id, UPPER(name) FROM people WHERE age >= 40") == {
-        "number of rows inserted": 2
-    }
+    assert result(lake, "INSERT INTO elders SELECT id, UPPER(name) FROM people WHERE age >= 40") == {"number of rows inserted": 2}
     # A table may read itself while it is written: the source is the version before the insert.
     assert result(lake, "INSERT INTO elders SELECT id + 10, name FROM elders") == {"number of rows inserted": 2}
     assert rows(lake, "SELECT * FROM elders") == [(2, "BOB"), (3, "CY"), (12, "BOB"), (13, "CY")]
@@ -101,9 +99,7 @@ def test_insert_with_a_column_list_fills_the_rest_with_null(lake: lakeclone.Lake
     assert rows(lake, "SELECT * FROM t") == [(1, None, 1.5)]
     with pytest.raises(lakeclone.LakecloneError, match="invalid identifier 'NOPE'"):
         lake.sql("INSERT INTO t (a, nope) VALUES (1, 2)")
-    with pytest.raises(
-        lakeclone.LakecloneError, match="Insert value list does not match column list expecting 3 but got 2"
-    ):
+    with pytest.raises(lakeclone.LakecloneError, match="Insert value list does not match column list expecting 3 but got 2"):
         lake.sql("INSERT INTO t VALUES (1, 'x')")
 
 
@@ -165,9 +161,7 @@ def test_struct_columns_take_inserts_and_updates_whatever_their_field_names(lake
 
 
 def test_not_null_violation_in_update_changes_nothing(people: lakeclone.Lake) -> None:
-    unchanged_after(
-        people, "PEOPLE", "UPDATE people SET id = NULL WHERE id = 2", "NULL result in a non-nullable column 'ID'"
-    )
+    unchanged_after(people, "PEOPLE", "UPDATE people SET id = NULL WHERE id = 2", "NULL result in a non-nullable column 'ID'")
 
 
 # UPDATE / DELETE -----------------------------------------------------------------------------------
@@ -511,7 +505,6 @@ def test_deletion_vectors_are_turned_on_and_off_per_table(lake: lakeclone.Lake) 
     assert rows(lake, "SELECT * FROM t AT(VERSION => 3)") == [(0,), *((i,) for i in range(2, 20))]
 
 
-
 def test_dml_that_matches_nothing_changes_no_file(three_files: lakeclone.Lake) -> None:
     lake = three_files
     folder = location(lake, "T")
@@ -551,8 +544,12 @@ def test_dml_tables_stay_genuine_delta(people: lakeclone.Lake) -> None:
         "MERGE INTO people p USING (SELECT 3 AS id UNION ALL SELECT 4) s ON p.id = s.id "
         "WHEN MATCHED THEN UPDATE SET name = 'm' WHEN NOT MATCHED THEN INSERT (id, name) VALUES (s.id, 'n')"
     )
-    assert kernel_rows(location(lake, "PEOPLE")) == rows(lake, "SELECT * FROM people") == [
-        (1, "ann", 0),
-        (3, "m", 50),
-        (4, "n", None),
-    ]
+    assert (
+        kernel_rows(location(lake, "PEOPLE"))
+        == rows(lake, "SELECT * FROM people")
+        == [
+            (1, "ann", 0),
+            (3, "m", 50),
+            (4, "n", None),
+        ]
+    )

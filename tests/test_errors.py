@@ -80,9 +80,7 @@ def test_spark_failures_do_not_chain_the_java_error(people: lakeclone.Lake) -> N
 def test_the_failing_statement_of_several_is_named(people: lakeclone.Lake) -> None:
     error = failure(people, "SELECT 1;\nSELECT nope\n  FROM people;\nSELECT 2")
     assert error.statement == StatementPosition(2, 3, "SELECT nope\n  FROM people")
-    assert str(error) == (
-        "SQL compilation error:\ninvalid identifier 'NOPE'\n(in statement 2 of 3: SELECT nope FROM people)"
-    )
+    assert str(error) == ("SQL compilation error:\ninvalid identifier 'NOPE'\n(in statement 2 of 3: SELECT nope FROM people)")
 
 
 def test_a_failure_while_running_the_second_statement_is_named_and_stops_the_rest(people: lakeclone.Lake) -> None:
@@ -159,8 +157,7 @@ def test_a_conflict_drops_deltas_advice() -> None:
     )
     error = conflict(message)
     assert str(error) == (
-        "Transaction conflict: Files were added to the root of the table by a concurrent update. "
-        "Please try the operation again."
+        "Transaction conflict: Files were added to the root of the table by a concurrent update. Please try the operation again."
     )
 
 
@@ -187,9 +184,7 @@ def test_a_conflict_drops_deltas_advice() -> None:
     ],
     ids=["delete-fro", "delete-without-from", "clone-with-columns", "lone-surrogate", "insert-nothing", "nested"],
 )
-def test_malformed_statements_fail_in_one_line(
-    people: lakeclone.Lake, sql: str, kind: type[Exception], message: str
-) -> None:
+def test_malformed_statements_fail_in_one_line(people: lakeclone.Lake, sql: str, kind: type[Exception], message: str) -> None:
     error = failure(people, sql)
     assert type(error) is kind
     assert str(error) == message

@@ -55,9 +55,7 @@ def hostile_locations(sandbox: Path, warehouse: Path, host: Path) -> list[str]:
     ]
 
 
-def test_hostile_locations_touch_nothing_outside_a_tables_own_folder(
-    tmp_path: Path, spark, clock: lakeclone.ManualClock
-) -> None:
+def test_hostile_locations_touch_nothing_outside_a_tables_own_folder(tmp_path: Path, spark, clock: lakeclone.ManualClock) -> None:
     sandbox = tmp_path / "sandbox"
     warehouse = sandbox / "warehouse"
     lake = lakeclone.connect(warehouse, spark=spark, clock=clock)

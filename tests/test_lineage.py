@@ -63,7 +63,12 @@ def test_lineage_of_a_clone_of_a_clone(lake: lakeclone.Lake) -> None:
     # A sibling branch is not part of c2's lineage: only its ancestors and descendants are.
     assert {n.name for n in lake.lineage("c2").nodes.values()} == {"LAKE.PUBLIC.S", "LAKE.PUBLIC.C1", "LAKE.PUBLIC.C2"}
 
-    for name, expected in (("s", [(1, "a"), (2, "b")]), ("c1", [(1, "A"), (2, "b")]), ("c2", [(1, "a"), (2, "b")]), ("d", [(1, "A"), (2, "b")])):
+    for name, expected in (
+        ("s", [(1, "a"), (2, "b")]),
+        ("c1", [(1, "A"), (2, "b")]),
+        ("c2", [(1, "a"), (2, "b")]),
+        ("d", [(1, "A"), (2, "b")]),
+    ):
         folder = location(lake, name)
         assert rows(lake, f"SELECT * FROM {name}") == kernel_rows(folder) == spark_rows(lake.spark, folder) == expected
 

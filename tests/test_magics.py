@@ -151,31 +151,23 @@ def test_interpolate_leaves_casts_paths_strings_and_comments_alone(sql: str) -> 
 
 
 def test_interpolate_unknown_variable_is_an_error() -> None:
-    with pytest.raises(
-        LakecloneError, match="Cannot substitute :missing: no Python variable 'missing'"
-    ):
+    with pytest.raises(LakecloneError, match="Cannot substitute :missing: no Python variable 'missing'"):
         interpolate("SELECT :missing", {})
 
 
 def test_interpolate_identifiers() -> None:
     namespace = {"table": "db.public.orders", "col": "amount_$"}
-    assert interpolate("SELECT {{ col }} FROM {{table}}", namespace) == (
-        "SELECT amount_$ FROM db.public.orders"
-    )
+    assert interpolate("SELECT {{ col }} FROM {{table}}", namespace) == ("SELECT amount_$ FROM db.public.orders")
 
 
 @pytest.mark.parametrize("value", ["orders; DROP TABLE x", "a b", "a..b", "1abc", "", 3])
 def test_interpolate_refuses_non_identifiers(value: object) -> None:
-    with pytest.raises(
-        LakecloneError, match=r"Cannot substitute \{\{t\}\}: .* is not a SQL identifier"
-    ):
+    with pytest.raises(LakecloneError, match=r"Cannot substitute \{\{t\}\}: .* is not a SQL identifier"):
         interpolate("SELECT * FROM {{t}}", {"t": value})
 
 
 def test_interpolate_unknown_identifier_variable_is_an_error() -> None:
-    with pytest.raises(
-        LakecloneError, match=r"Cannot substitute \{\{t\}\}: no Python variable 't'"
-    ):
+    with pytest.raises(LakecloneError, match=r"Cannot substitute \{\{t\}\}: no Python variable 't'"):
         interpolate("SELECT * FROM {{t}}", {})
 
 
@@ -211,8 +203,7 @@ def test_display_limit_caps_rows_shown() -> None:
 def test_truncated_result_says_so() -> None:
     result = result_of(10_000, truncated=True, display_limit=20)
     assert result.footer() == (
-        "more than 10,000 rows · 0.42 s · showing first 20"
-        " · fetched first 10,000 rows; use lake.sql(...) for all"
+        "more than 10,000 rows · 0.42 s · showing first 20 · fetched first 10,000 rows; use lake.sql(...) for all"
     )
     assert "fetched first 10,000 rows; use lake.sql(...) for all" in result._repr_html_()
 
@@ -228,9 +219,7 @@ def test_result_is_a_dataframe_and_derived_frames_are_plain() -> None:
 # --- the shell, before any SQL runs (no Spark) ---
 
 
-def test_unknown_variable_fails_the_cell_with_just_the_message(
-    ip: TestingShell, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_unknown_variable_fails_the_cell_with_just_the_message(ip: TestingShell, capsys: pytest.CaptureFixture[str]) -> None:
     outcome = ip.run_cell_quietly_failing("%%lsql\nSELECT :nope")
     assert not outcome.success
     assert isinstance(outcome.error_in_exec, LsqlCellError)
@@ -265,9 +254,7 @@ def test_cell_error_renders_as_its_message() -> None:
 
 
 @pytest.mark.spark
-def test_cell_runs_statements_and_returns_the_last_result(
-    ip: TestingShell, lake: lakeclone.Lake
-) -> None:
+def test_cell_runs_statements_and_returns_the_last_result(ip: TestingShell, lake: lakeclone.Lake) -> None:
     result = ip.run_cell(
         "%%lsql\n"
         "CREATE TABLE people (id INT, name STRING);\n"

@@ -57,8 +57,7 @@ def rows(lake: lakeclone.Lake, sql: str) -> list[tuple[Any, ...]]:
 def _people_with_policies(lake: lakeclone.Lake) -> None:
     lake.sql("CREATE TABLE people (id INT, name STRING, email STRING, region STRING) CHANGE_TRACKING = TRUE")
     lake.sql(
-        "INSERT INTO people VALUES (1, 'ann', 'ann@x.com', 'EU'), (2, 'bob', 'bob@x.com', 'US'), "
-        "(3, 'cid', 'cid@x.com', 'EU')"
+        "INSERT INTO people VALUES (1, 'ann', 'ann@x.com', 'EU'), (2, 'bob', 'bob@x.com', 'US'), (3, 'cid', 'cid@x.com', 'EU')"
     )
     lake.sql("CREATE TABLE region_map (role STRING, region STRING)")
     lake.sql("INSERT INTO region_map VALUES ('ANALYST_EU', 'EU'), ('HR', 'EU'), ('HR', 'US')")
@@ -90,9 +89,7 @@ def test_masking_by_role(admin: lakeclone.Lake) -> None:
     # A filter on the masked column sees the masked value, never the raw one.
     assert rows(analyst, "SELECT id FROM people WHERE email = 'ann@x.com'") == []
     # The files still hold the raw data: the policy is applied by lakeclone, not written into the table.
-    assert sorted(r[2] for r in spark_rows(admin.spark, location(admin, "people"))) == [
-        "ann@x.com", "bob@x.com", "cid@x.com"
-    ]
+    assert sorted(r[2] for r in spark_rows(admin.spark, location(admin, "people"))) == ["ann@x.com", "bob@x.com", "cid@x.com"]
 
 
 def test_policy_is_compiled_into_the_spark_plan(admin: lakeclone.Lake) -> None:
@@ -139,10 +136,7 @@ def test_row_access_by_mapping_table(admin: lakeclone.Lake) -> None:
 
 
 def test_is_role_in_session_follows_the_role_hierarchy(admin: lakeclone.Lake) -> None:
-    admin.sql(
-        "CREATE MASKING POLICY mask_name AS (val STRING) RETURNS STRING -> "
-        "IFF(IS_ROLE_IN_SESSION('PII_READER'), val, 'x')"
-    )
+    admin.sql("CREATE MASKING POLICY mask_name AS (val STRING) RETURNS STRING -> IFF(IS_ROLE_IN_SESSION('PII_READER'), val, 'x')")
     admin.sql("ALTER TABLE people MODIFY COLUMN name SET MASKING POLICY mask_name")
     admin.sql("CREATE ROLE pii_reader")
     senior = reader(admin, "SENIOR", "people")
@@ -155,9 +149,7 @@ def test_is_role_in_session_follows_the_role_hierarchy(admin: lakeclone.Lake) ->
 
 
 def test_current_user_in_a_policy(admin: lakeclone.Lake) -> None:
-    admin.sql(
-        "CREATE MASKING POLICY own_name AS (val STRING) RETURNS STRING -> IFF(CURRENT_USER() = 'ADMIN', val, NULL)"
-    )
+    admin.sql("CREATE MASKING POLICY own_name AS (val STRING) RETURNS STRING -> IFF(CURRENT_USER() = 'ADMIN', val, NULL)")
     admin.sql("ALTER TABLE people MODIFY COLUMN name SET MASKING POLICY own_name")
     assert rows(admin, "SELECT name FROM people WHERE id = 2") == [("bob",)]
     assert rows(reader(admin, "R_USER", "people"), "SELECT name FROM people WHERE id = 2") == [(None,)]
@@ -233,7 +225,8 @@ def test_joins_and_subqueries(admin: lakeclone.Lake) -> None:
     protect(admin)
     analyst = reader(admin, "ANALYST_EU", "people")
     assert rows(analyst, "SELECT a.id, b.email FROM people a JOIN people b ON a.id = b.id") == [
-        (1, "***MASKED***"), (3, "***MASKED***")
+        (1, "***MASKED***"),
+        (3, "***MASKED***"),
     ]
     assert rows(analyst, "SELECT COUNT(*) FROM (SELECT * FROM people) p") == [(2,)]
     assert rows(analyst, "WITH p AS (SELECT email FROM people) SELECT COUNT(DISTINCT email) FROM p") == [(1,)]
@@ -259,9 +252,7 @@ def test_time_travel(admin: lakeclone.Lake) -> None:
     admin.sql("UPDATE people SET email = 'new@x.com' WHERE id = 1")
     protect(admin)
     analyst = reader(admin, "ANALYST_EU", "people")
-    assert rows(analyst, f"SELECT id, email FROM people VERSION AS OF {version}") == [
-        (1, "***MASKED***"), (3, "***MASKED***")
-    ]
+    assert rows(analyst, f"SELECT id, email FROM people VERSION AS OF {version}") == [(1, "***MASKED***"), (3, "***MASKED***")]
     assert rows(analyst, f"SELECT id FROM people AT(VERSION => {version})") == [(1,), (3,)]
 
 
@@ -271,7 +262,11 @@ def test_streams_and_changes(admin: lakeclone.Lake) -> None:
     admin.sql("INSERT INTO people VALUES (4, 'dan', 'dan@x.com', 'US'), (5, 'eve', 'eve@x.com', 'EU')")
     protect(admin)
     analyst = connect_as(
-        admin, "ANALYST_EU", "USAGE ON DATABASE LAKE", "USAGE ON SCHEMA LAKE.PUBLIC", "SELECT ON TABLE people",
+        admin,
+        "ANALYST_EU",
+        "USAGE ON DATABASE LAKE",
+        "USAGE ON SCHEMA LAKE.PUBLIC",
+        "SELECT ON TABLE people",
         "SELECT ON STREAM people_changes",
     )
     assert rows(analyst, 'SELECT id, email, "METADATA$ACTION", "METADATA$ISUPDATE" FROM people_changes') == [
@@ -290,7 +285,11 @@ def test_a_stream_on_a_view_of_a_protected_table_is_refused_not_read_raw(admin: 
     assert rows(admin, "SELECT id, email FROM eu_changes") == [(4, "dan@x.com")]  # no policy yet: read as it is
     admin.sql("ALTER TABLE people MODIFY COLUMN email SET MASKING POLICY mask_email")
     analyst = connect_as(
-        admin, "ANALYST_EU", "USAGE ON DATABASE LAKE", "USAGE ON SCHEMA LAKE.PUBLIC", "SELECT ON VIEW eu_people",
+        admin,
+        "ANALYST_EU",
+        "USAGE ON DATABASE LAKE",
+        "USAGE ON SCHEMA LAKE.PUBLIC",
+        "SELECT ON VIEW eu_people",
         "SELECT ON STREAM eu_changes",
     )
     with pytest.raises(SqlCompilationError, match=r"whose table LAKE\.PUBLIC\.PEOPLE has masking or row access policies"):
@@ -299,14 +298,20 @@ def test_a_stream_on_a_view_of_a_protected_table_is_refused_not_read_raw(admin: 
         admin.sql("CREATE TABLE sink AS SELECT * FROM eu_changes")  # the administrator too: policies bind everyone
     assert admin.sql("SHOW TABLES LIKE 'SINK'").collect() == []
     assert rows(analyst, "SELECT id, email FROM eu_people") == [  # the view itself applies them
-        (1, "***MASKED***"), (3, "***MASKED***"), (4, "***MASKED***"),
+        (1, "***MASKED***"),
+        (3, "***MASKED***"),
+        (4, "***MASKED***"),
     ]
 
 
 def test_insert_select_ctas_and_merge_read_through_policies(admin: lakeclone.Lake) -> None:
     protect(admin)
     writer = connect_as(
-        admin, "ANALYST_EU", "USAGE ON DATABASE LAKE", "USAGE ON SCHEMA LAKE.PUBLIC", "SELECT ON TABLE people",
+        admin,
+        "ANALYST_EU",
+        "USAGE ON DATABASE LAKE",
+        "USAGE ON SCHEMA LAKE.PUBLIC",
+        "SELECT ON TABLE people",
         "CREATE TABLE ON SCHEMA LAKE.PUBLIC",
     )
     writer.sql("CREATE TABLE copy AS SELECT id, email FROM people")
@@ -347,7 +352,10 @@ def test_update_and_delete_touch_only_the_rows_the_row_policy_shows(admin: lakec
 def test_a_merge_matches_only_the_target_rows_the_row_policy_shows(admin: lakeclone.Lake) -> None:
     protect(admin)
     writer = connect_as(
-        admin, "ANALYST_EU", "USAGE ON DATABASE LAKE", "USAGE ON SCHEMA LAKE.PUBLIC",
+        admin,
+        "ANALYST_EU",
+        "USAGE ON DATABASE LAKE",
+        "USAGE ON SCHEMA LAKE.PUBLIC",
         "SELECT, INSERT, UPDATE, DELETE ON TABLE people",
     )
     source = "(SELECT 1 AS id, 'x' AS name UNION ALL SELECT 2, 'y' UNION ALL SELECT 3, 'z')"
@@ -402,7 +410,8 @@ def test_table_clone_keeps_policy_and_tag_references(admin: lakeclone.Lake) -> N
         "REF_ENTITY_NAME => 'people_dev', REF_ENTITY_DOMAIN => 'table'))"
     ).collect()
     assert sorted(tuple(r) for r in listed) == [
-        ("BY_REGION", "ROW_ACCESS_POLICY", None), ("MASK_EMAIL", "MASKING_POLICY", "EMAIL")
+        ("BY_REGION", "ROW_ACCESS_POLICY", None),
+        ("MASK_EMAIL", "MASKING_POLICY", "EMAIL"),
     ]
     tags = admin.sql("SELECT TAG_NAME, TAG_VALUE FROM TABLE(INFORMATION_SCHEMA.TAG_REFERENCES('people_dev', 'table'))")
     assert [tuple(r) for r in tags.collect()] == [("OWNER_TEAM", "crm")]
@@ -462,7 +471,10 @@ def test_database_clone_copies_policies(admin: lakeclone.Lake) -> None:
     ).collect()
     assert sorted(tuple(r) for r in listed) == [("LAKE_DEV", "BY_REGION"), ("LAKE_DEV", "MASK_EMAIL")]
     analyst = connect_as(
-        admin, "ANALYST_EU", "USAGE ON DATABASE LAKE_DEV", "USAGE ON SCHEMA LAKE_DEV.PUBLIC",
+        admin,
+        "ANALYST_EU",
+        "USAGE ON DATABASE LAKE_DEV",
+        "USAGE ON SCHEMA LAKE_DEV.PUBLIC",
         "SELECT ON TABLE LAKE_DEV.PUBLIC.PEOPLE",
     )
     # The cloned row policy reads the cloned mapping table.
@@ -574,7 +586,11 @@ def test_denied_and_failed_statements_change_nothing(admin: lakeclone.Lake) -> N
     protect(admin)
     admin.sql("CREATE TAG pii")
     role = connect_as(
-        admin, "CLERK", "USAGE ON DATABASE LAKE", "USAGE ON SCHEMA LAKE.PUBLIC", "SELECT ON TABLE people",
+        admin,
+        "CLERK",
+        "USAGE ON DATABASE LAKE",
+        "USAGE ON SCHEMA LAKE.PUBLIC",
+        "SELECT ON TABLE people",
         "CREATE TABLE ON SCHEMA LAKE.PUBLIC",
     )
     before = _catalog_state(admin)
@@ -598,8 +614,12 @@ def test_denied_and_failed_statements_change_nothing(admin: lakeclone.Lake) -> N
 
 def test_privileges_to_create_and_apply(admin: lakeclone.Lake) -> None:
     steward = connect_as(
-        admin, "STEWARD", "USAGE ON DATABASE LAKE", "USAGE ON SCHEMA LAKE.PUBLIC",
-        "CREATE MASKING POLICY ON SCHEMA LAKE.PUBLIC", "CREATE TABLE ON SCHEMA LAKE.PUBLIC",
+        admin,
+        "STEWARD",
+        "USAGE ON DATABASE LAKE",
+        "USAGE ON SCHEMA LAKE.PUBLIC",
+        "CREATE MASKING POLICY ON SCHEMA LAKE.PUBLIC",
+        "CREATE TABLE ON SCHEMA LAKE.PUBLIC",
     )
     steward.sql("CREATE MASKING POLICY hide AS (v STRING) RETURNS STRING -> 'h'")
     assert [r.owner for r in admin.sql("SHOW MASKING POLICIES LIKE 'HIDE'").collect()] == ["STEWARD"]

@@ -145,7 +145,9 @@ def test_the_embedded_session_has_no_console_progress_bar(spark: SparkSession) -
 # --- the notebook bar ---
 
 
-def test_a_slow_block_shows_a_progress_bar_of_its_tasks_and_removes_it(spark: SparkSession, notebook: list[RecordingView]) -> None:
+def test_a_slow_block_shows_a_progress_bar_of_its_tasks_and_removes_it(
+    spark: SparkSession, notebook: list[RecordingView]
+) -> None:
     with capture_output() as captured, watching(spark, threshold=0.1, interval=0.05):
         slow_job(spark).collect()
 
@@ -161,7 +163,16 @@ def test_a_slow_block_shows_a_progress_bar_of_its_tasks_and_removes_it(spark: Sp
     assert updates and all(output.update and output.transient["display_id"] == display_id for output in updates)
     assert updates[-1].data == {"text/plain": ""}
     # The widgets are closed, with their layout and style models: the kernel keeps none of them.
-    models = [view.box, view.bar, view.label, view.box.layout, view.bar.layout, view.bar.style, view.label.layout, view.label.style]
+    models = [
+        view.box,
+        view.bar,
+        view.label,
+        view.box.layout,
+        view.bar.layout,
+        view.bar.style,
+        view.label.layout,
+        view.label.style,
+    ]
     assert all(model.comm is None for model in models)
 
 
@@ -257,7 +268,9 @@ def test_an_lsql_cells_fetch_shows_progress_with_its_lakes_setting(
     assert watches == []
 
 
-def test_progress_never_breaks_the_block(spark: SparkSession, notebook: list[RecordingView], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_progress_never_breaks_the_block(
+    spark: SparkSession, notebook: list[RecordingView], monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A failing block: its error comes through unchanged, and the bar goes.
     with pytest.raises(LakecloneError, match="the block's own"), watching(spark, threshold=0.0, interval=0.01):
         slow_job(spark, tasks=4, millis=200).collect()
@@ -275,7 +288,9 @@ def test_progress_never_breaks_the_block(spark: SparkSession, notebook: list[Rec
     assert notebook and all(view.closed for view in notebook) and not progress_threads()
 
 
-def test_starting_spark_is_said_in_a_notebook_and_removed_after(notebook: list[RecordingView], capsys: pytest.CaptureFixture[str]) -> None:
+def test_starting_spark_is_said_in_a_notebook_and_removed_after(
+    notebook: list[RecordingView], capsys: pytest.CaptureFixture[str]
+) -> None:
     with capture_output() as captured, progress.status("Starting Spark…"):
         [shown] = captured.outputs
         assert shown.data == {"text/plain": "Starting Spark…"}

@@ -50,9 +50,11 @@ def assert_clean(error: Exception) -> None:
 
 
 def test_joins_across_tables(shop: lakeclone.Lake) -> None:
-    assert rows(
-        shop, "SELECT c.name, o.amount FROM customers c JOIN orders o ON o.customer = c.id WHERE o.amount > 2"
-    ) == [("ann", 5.0), ("ann", 7.5), ("bob", 100.0)]
+    assert rows(shop, "SELECT c.name, o.amount FROM customers c JOIN orders o ON o.customer = c.id WHERE o.amount > 2") == [
+        ("ann", 5.0),
+        ("ann", 7.5),
+        ("bob", 100.0),
+    ]
     assert rows(
         shop,
         "SELECT c.name, count(o.id) AS n FROM customers c LEFT JOIN orders o ON o.customer = c.id GROUP BY c.name",
@@ -104,12 +106,8 @@ def test_subqueries(shop: lakeclone.Lake) -> None:
         shop,
         "SELECT name FROM customers c WHERE EXISTS (SELECT 1 FROM orders o WHERE o.customer = c.id AND o.amount < 2)",
     ) == [("cy",)]
-    assert rows(shop, "SELECT (SELECT max(amount) FROM orders) AS top, (SELECT count(*) FROM customers) AS n") == [
-        (100.0, 4)
-    ]
-    assert rows(shop, "SELECT sum(n) FROM (SELECT customer, count(*) AS n FROM orders GROUP BY customer) per") == [
-        (5,)
-    ]
+    assert rows(shop, "SELECT (SELECT max(amount) FROM orders) AS top, (SELECT count(*) FROM customers) AS n") == [(100.0, 4)]
+    assert rows(shop, "SELECT sum(n) FROM (SELECT customer, count(*) AS n FROM orders GROUP BY customer) per") == [(5,)]
 
 
 def test_not_in_subquery(shop: lakeclone.Lake) -> None:
@@ -141,7 +139,7 @@ def test_snowflake_functions_are_transpiled(lake: lakeclone.Lake) -> None:
 def test_unquoted_names_resolve_case_insensitively(shop: lakeclone.Lake) -> None:
     assert rows(shop, "select NAME from Customers where ID = 1") == [("ann",)]
     assert rows(shop, "SELECT name FROM lake.public.customers WHERE id = 2") == [("bob",)]
-    assert shop.sql("SELECT name AS Lower_Alias, name AS \"quoted\" FROM customers").columns == ["LOWER_ALIAS", "quoted"]
+    assert shop.sql('SELECT name AS Lower_Alias, name AS "quoted" FROM customers').columns == ["LOWER_ALIAS", "quoted"]
 
 
 def test_a_query_reads_the_snapshot_of_its_start(shop: lakeclone.Lake) -> None:
@@ -162,9 +160,7 @@ def test_multi_statement_text_returns_the_last_result(lake: lakeclone.Lake) -> N
 
 
 def test_a_failing_statement_leaves_earlier_ones_done(lake: lakeclone.Lake) -> None:
-    error = failure(
-        lake, "CREATE TABLE t (id INT); INSERT INTO t VALUES (1); SELECT * FROM nope; INSERT INTO t VALUES (2)"
-    )
+    error = failure(lake, "CREATE TABLE t (id INT); INSERT INTO t VALUES (1); SELECT * FROM nope; INSERT INTO t VALUES (2)")
     assert "NOPE" in str(error)
     assert rows(lake, "SELECT * FROM t") == [(1,)]
     error = failure(lake, "INSERT INTO t VALUES (3); INSERT INTO t VALUES ('bad'); INSERT INTO t VALUES (4)")

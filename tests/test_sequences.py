@@ -18,10 +18,7 @@ def rows(lake: lakeclone.Lake, sql: str) -> list[tuple]:
 
 
 def sequences(lake: lakeclone.Lake, sql: str = "SHOW SEQUENCES") -> dict[str, tuple]:
-    return {
-        f"{r.database_name}.{r.schema_name}.{r.name}": (r.next_value, r.interval)
-        for r in lake.sql(sql).collect()
-    }
+    return {f"{r.database_name}.{r.schema_name}.{r.name}": (r.next_value, r.interval) for r in lake.sql(sql).collect()}
 
 
 def location(lake: lakeclone.Lake, name: str, scope: str = "") -> str:
@@ -40,7 +37,11 @@ def test_create_sequence_defaults_to_start_1_increment_1(lake: lakeclone.Lake) -
     assert lake.sql("CREATE SEQUENCE seq").collect()[0].status == "Sequence SEQ successfully created."
     (shown,) = lake.sql("SHOW SEQUENCES").collect()
     assert (shown.name, shown.database_name, shown.schema_name, shown.next_value, shown.interval) == (
-        "SEQ", "LAKE", "PUBLIC", 1, 1,
+        "SEQ",
+        "LAKE",
+        "PUBLIC",
+        1,
+        1,
     )
     assert shown.created_on is not None
 
@@ -64,7 +65,8 @@ def test_show_sequences_like_and_in_schema(lake: lakeclone.Lake) -> None:
     assert set(sequences(lake, "SHOW SEQUENCES LIKE 'ORDER%'")) == {"LAKE.PUBLIC.ORDER_IDS", "LAKE.S2.ORDER_IDS2"}
     assert set(sequences(lake, "SHOW SEQUENCES IN SCHEMA lake.s2")) == {"LAKE.S2.ORDER_IDS2"}
     assert set(sequences(lake, "SHOW SEQUENCES LIKE 'o%' IN SCHEMA lake.public")) == {
-        "LAKE.PUBLIC.ORDER_IDS", "LAKE.PUBLIC.OTHER",
+        "LAKE.PUBLIC.ORDER_IDS",
+        "LAKE.PUBLIC.OTHER",
     }
     assert len(sequences(lake, "SHOW SEQUENCES IN DATABASE lake")) == 3
 

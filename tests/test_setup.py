@@ -127,7 +127,11 @@ def test_the_embedded_session_maps_the_class_archive_setup_built(tmp_path: Path)
     # Lambdas' classes are made as the JVM runs; every other class can come from the archive.
     named = dict((name, source) for name, source in loaded if "$$Lambda" not in name)
     archived = [name for name, source in named.items() if source == "shared objects file (top)"]
-    assert named["org.apache.spark.sql.SparkSession"] == named["io.delta.sql.DeltaSparkSessionExtension"] == "shared objects file (top)"
+    assert (
+        named["org.apache.spark.sql.SparkSession"]
+        == named["io.delta.sql.DeltaSparkSessionExtension"]
+        == "shared objects file (top)"
+    )
     assert len(named) > 5000 and len(archived) > 0.8 * len(named), (len(archived), len(named))
 
 

@@ -43,6 +43,7 @@ STATEMENTS = {
     ),
 }
 
+
 def _jobs(spark, run) -> int:  # type: ignore[no-untyped-def]
     with spark_jobs_run(spark) as jobs:
         run()

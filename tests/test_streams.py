@@ -62,10 +62,10 @@ def test_update_is_a_delete_insert_pair_sharing_the_row_id(raw: lakeclone.Lake) 
 
 def test_net_change_folds_each_rows_history(raw: lakeclone.Lake) -> None:
     raw.sql("INSERT INTO raw VALUES (3, 'c'), (4, 'd')")
-    raw.sql("UPDATE raw SET v = 'c2' WHERE id = 3")   # inserted then updated: one INSERT
-    raw.sql("DELETE FROM raw WHERE id = 4")           # inserted then deleted: nothing
+    raw.sql("UPDATE raw SET v = 'c2' WHERE id = 3")  # inserted then updated: one INSERT
+    raw.sql("DELETE FROM raw WHERE id = 4")  # inserted then deleted: nothing
     raw.sql("UPDATE raw SET v = 'a2' WHERE id = 1")
-    raw.sql("UPDATE raw SET v = 'a3' WHERE id = 1")   # updated twice: one pair, old -> newest
+    raw.sql("UPDATE raw SET v = 'a3' WHERE id = 1")  # updated twice: one pair, old -> newest
     raw.sql("DELETE FROM raw WHERE id = 2")
     assert changes(raw, "s", f"id, v, {METADATA}") == [
         (1, "a", "DELETE", True),
@@ -338,7 +338,9 @@ def test_drop_and_recreate_is_a_new_table_the_stream_does_not_follow(raw: lakecl
     assert stream(raw, "s").stale == "true"
 
 
-def test_vacuum_keeps_what_a_live_stream_needs(raw: lakeclone.Lake, clock: lakeclone.ManualClock, retention_check_off: None) -> None:
+def test_vacuum_keeps_what_a_live_stream_needs(
+    raw: lakeclone.Lake, clock: lakeclone.ManualClock, retention_check_off: None
+) -> None:
     raw.sql("ALTER TABLE raw SET DATA_RETENTION_TIME_IN_DAYS = 0")
     raw.sql("DELETE FROM raw WHERE id = 1")
     raw.sql("INSERT INTO raw VALUES (3, 'c')")
@@ -375,9 +377,29 @@ def test_show_and_describe_streams(raw: lakeclone.Lake) -> None:
     shown = {r.name: r for r in raw.sql("SHOW STREAMS IN DATABASE lake").collect()}
     assert set(shown) == {"S", "A"}
     a = shown["A"]
-    assert (a.database_name, a.schema_name, a.owner, a.comment, a.table_name, a.source_type, a.base_tables,
-            a.type, a.stale, a.mode) == ("LAKE", "OTHER", "ACCOUNTADMIN", "appends", "LAKE.PUBLIC.RAW", "Table",
-                                         "LAKE.PUBLIC.RAW", "DELTA", "false", "APPEND_ONLY")
+    assert (
+        a.database_name,
+        a.schema_name,
+        a.owner,
+        a.comment,
+        a.table_name,
+        a.source_type,
+        a.base_tables,
+        a.type,
+        a.stale,
+        a.mode,
+    ) == (
+        "LAKE",
+        "OTHER",
+        "ACCOUNTADMIN",
+        "appends",
+        "LAKE.PUBLIC.RAW",
+        "Table",
+        "LAKE.PUBLIC.RAW",
+        "DELTA",
+        "false",
+        "APPEND_ONLY",
+    )
     assert [r.name for r in raw.sql("SHOW STREAMS LIKE 's%' IN SCHEMA public").collect()] == ["S"]
     raw.sql("DROP STREAM other.a")
     assert raw.sql("SHOW STREAMS IN SCHEMA other").collect() == []
@@ -431,7 +453,9 @@ def test_connect_drops_a_consumption_whose_commit_never_landed(raw: lakeclone.La
     s = catalog.stream("LAKE", "PUBLIC", "S")
     sink = catalog.table("LAKE", "PUBLIC", "SINK")
     with catalog.transaction():
-        catalog.record_consumption(Consumption(s.id, "never-committed", "dead-session", sink.location, {next(iter(s.offsets)): 99}))
+        catalog.record_consumption(
+            Consumption(s.id, "never-committed", "dead-session", sink.location, {next(iter(s.offsets)): 99})
+        )
     catalog.close()
     lakeclone.connect(raw.warehouse, spark=spark, clock=clock)
     assert changes(raw, "s", "id") == [(3,)]

@@ -66,10 +66,10 @@ def test_projection_and_filter_view(shop: lakeclone.Lake) -> None:
     frame = shop.sql("SELECT * FROM s")
     assert frame.columns == ["ORDER_ID", "AMOUNT", "METADATA$ACTION", "METADATA$ISUPDATE", "METADATA$ROW_ID"]
     assert frame.collect() == []
-    shop.sql("UPDATE orders SET amount = 300 WHERE id = 2")   # stays in the view: an update pair
-    shop.sql("UPDATE orders SET amount = 60 WHERE id = 1")    # leaves the view: a delete
-    shop.sql("UPDATE orders SET amount = 150 WHERE id = 3")   # enters it: an insert
-    shop.sql("UPDATE orders SET cust = 30 WHERE id = 2")      # a column the view does not show: nothing more
+    shop.sql("UPDATE orders SET amount = 300 WHERE id = 2")  # stays in the view: an update pair
+    shop.sql("UPDATE orders SET amount = 60 WHERE id = 1")  # leaves the view: a delete
+    shop.sql("UPDATE orders SET amount = 150 WHERE id = 3")  # enters it: an insert
+    shop.sql("UPDATE orders SET cust = 30 WHERE id = 2")  # a column the view does not show: nothing more
     shop.sql("INSERT INTO orders VALUES (4, 10, 5), (5, 10, 500)")
     assert rows(shop, f"SELECT order_id, amount, {METADATA} FROM s") == [
         (1, 100, "DELETE", False),
@@ -112,7 +112,7 @@ def test_a_join_row_appears_when_the_other_side_inserts(shop: lakeclone.Lake) ->
     shop.sql("CREATE STREAM s ON VIEW named")
     shop.sql("INSERT INTO customers VALUES (30, 'cy')")
     assert rows(shop, f"SELECT id, name, amount, {METADATA} FROM s") == [(4, "cy", 400, "INSERT", False)]
-    shop.sql("DELETE FROM customers WHERE cid = 20")    # takes order 2 out of the view
+    shop.sql("DELETE FROM customers WHERE cid = 20")  # takes order 2 out of the view
     shop.sql("INSERT INTO customers VALUES (20, 'bea')")  # a new row: order 2 joins it again
     assert rows(shop, f"SELECT id, name, {METADATA} FROM s") == [
         (2, "bea", "INSERT", False),
@@ -127,7 +127,7 @@ def test_union_all_keeps_each_branchs_rows_apart(shop: lakeclone.Lake) -> None:
         "UNION ALL SELECT cid, 'customer' FROM customers UNION ALL SELECT id, 'again' FROM orders WHERE id = 1"
     )
     shop.sql("CREATE STREAM s ON VIEW people")
-    shop.sql("UPDATE orders SET id = 11 WHERE id = 1")   # leaves the third branch, changes in the first
+    shop.sql("UPDATE orders SET id = 11 WHERE id = 1")  # leaves the third branch, changes in the first
     shop.sql("INSERT INTO customers VALUES (30, 'cy')")
     got = shop.sql(f"SELECT n, kind, {METADATA}, METADATA$ROW_ID AS rid FROM s").collect()
     assert sorted(tuple(r)[:4] for r in got) == [
@@ -171,9 +171,9 @@ def test_append_only_stream_on_a_view(shop: lakeclone.Lake) -> None:
     shop.sql("CREATE VIEW tens AS SELECT o.id, c.name FROM orders o JOIN customers c ON o.cust = c.cid WHERE o.cust = 10")
     shop.sql("CREATE STREAM a ON VIEW tens APPEND_ONLY = TRUE")
     shop.sql("INSERT INTO orders SELECT id, 10, 0 FROM range(100, 110)")
-    shop.sql("DELETE FROM orders WHERE id >= 105")                # ignored, as for a table
+    shop.sql("DELETE FROM orders WHERE id >= 105")  # ignored, as for a table
     shop.sql("UPDATE customers SET name = 'Ann' WHERE cid = 10")  # ignored: no row was inserted
-    shop.sql("INSERT INTO orders VALUES (7, 20, 0)")              # inserted, but not in the view
+    shop.sql("INSERT INTO orders VALUES (7, 20, 0)")  # inserted, but not in the view
     assert rows(shop, f"SELECT id, name, {METADATA} FROM a") == [(n, "ann", "INSERT", False) for n in range(100, 110)]
     assert stream(shop, "a").mode == "APPEND_ONLY"
 
@@ -219,7 +219,11 @@ def test_first_stream_turns_tracking_on_for_the_view_and_its_tables(untracked_sh
     untracked_shop.sql("INSERT INTO orders VALUES (4, 30, 1)")
     assert rows(untracked_shop, "SELECT id FROM s2") == [(4,)]
     # S's interval on CUSTOMERS spans the versions tracking was off.
-    fails(untracked_shop, "SELECT * FROM s", "Change tracking is not enabled or has been missing for the time range requested on table 'CUSTOMERS'")
+    fails(
+        untracked_shop,
+        "SELECT * FROM s",
+        "Change tracking is not enabled or has been missing for the time range requested on table 'CUSTOMERS'",
+    )
 
 
 def test_stream_on_a_view_at_a_point_in_time(untracked_shop: lakeclone.Lake, clock: lakeclone.ManualClock) -> None:
@@ -242,10 +246,16 @@ def test_stream_on_a_view_at_a_point_in_time(untracked_shop: lakeclone.Lake, clo
 @pytest.mark.parametrize(
     ("change", "reason"),
     [
-        ("CREATE OR REPLACE TABLE customers (cid INT, name STRING)", "its base table LAKE.PUBLIC.CUSTOMERS was dropped or replaced"),
+        (
+            "CREATE OR REPLACE TABLE customers (cid INT, name STRING)",
+            "its base table LAKE.PUBLIC.CUSTOMERS was dropped or replaced",
+        ),
         ("DROP TABLE orders", "its base table LAKE.PUBLIC.ORDERS was dropped or replaced"),
         ("DROP VIEW named", "its view LAKE.PUBLIC.NAMED was dropped or replaced"),
-        ("CREATE OR REPLACE VIEW named AS SELECT id, 'x' AS name, amount FROM orders", "its view LAKE.PUBLIC.NAMED was dropped or replaced"),
+        (
+            "CREATE OR REPLACE VIEW named AS SELECT id, 'x' AS name, amount FROM orders",
+            "its view LAKE.PUBLIC.NAMED was dropped or replaced",
+        ),
     ],
     ids=["replace-table", "drop-table", "drop-view", "replace-view"],
 )
@@ -271,7 +281,12 @@ def test_show_and_describe_streams_on_views(shop: lakeclone.Lake) -> None:
     shop.sql("CREATE STREAM s ON VIEW named COMMENT = 'joined'")
     (shown,) = shop.sql("SHOW STREAMS LIKE 'S'").collect()
     assert (shown.table_name, shown.source_type, shown.base_tables, shown.comment, shown.mode, shown.stale) == (
-        "LAKE.PUBLIC.NAMED", "View", "LAKE.PUBLIC.ORDERS, LAKE.PUBLIC.CUSTOMERS", "joined", "DEFAULT", "false",
+        "LAKE.PUBLIC.NAMED",
+        "View",
+        "LAKE.PUBLIC.ORDERS, LAKE.PUBLIC.CUSTOMERS",
+        "joined",
+        "DEFAULT",
+        "false",
     )
     assert shown.offset_version is None  # two tables, two offsets
     assert stream(shop, "s") == shown
@@ -338,7 +353,9 @@ def test_schema_clone_carries_a_view_stream(shop: lakeclone.Lake) -> None:
         ("SELECT n FROM grouped WHERE n > 1", "LAKE.PUBLIC.GROUPED cannot be streamed: it uses GROUP BY"),
     ],
 )
-def test_views_a_stream_cannot_follow_are_refused_at_create(untracked_shop: lakeclone.Lake, definition: str, construct: str) -> None:
+def test_views_a_stream_cannot_follow_are_refused_at_create(
+    untracked_shop: lakeclone.Lake, definition: str, construct: str
+) -> None:
     untracked_shop.sql("CREATE VIEW grouped AS SELECT cust, COUNT(*) AS n FROM orders GROUP BY cust")
     untracked_shop.sql(f"CREATE VIEW v AS {definition}")
     with pytest.raises(lakeclone.LakecloneError, match="cannot be streamed") as refused:
@@ -352,5 +369,9 @@ def test_misuse_of_streams_on_views(untracked_shop: lakeclone.Lake) -> None:
     fails(untracked_shop, "CREATE STREAM s ON VIEW orders", "Object 'LAKE.PUBLIC.ORDERS' does not exist")
     fails(untracked_shop, "CREATE STREAM s ON TABLE named", "Object 'LAKE.PUBLIC.NAMED' does not exist")
     fails(untracked_shop, "CREATE STREAM s ON VIEW missing", "Object 'LAKE.PUBLIC.MISSING' does not exist")
-    fails(untracked_shop, "SELECT * FROM named CHANGES(INFORMATION => DEFAULT) AT(OFFSET => -1)", "CHANGES is supported on tables only")
+    fails(
+        untracked_shop,
+        "SELECT * FROM named CHANGES(INFORMATION => DEFAULT) AT(OFFSET => -1)",
+        "CHANGES is supported on tables only",
+    )
     assert untracked_shop.sql("SHOW STREAMS").collect() == []

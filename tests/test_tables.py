@@ -15,10 +15,7 @@ import lakeclone
 
 pytestmark = pytest.mark.spark
 
-ALL_TYPES = (
-    "CREATE TABLE t (id INT NOT NULL, s STRING, d DOUBLE, b BOOLEAN, day DATE, "
-    "ts TIMESTAMP, n DECIMAL(10, 2))"
-)
+ALL_TYPES = "CREATE TABLE t (id INT NOT NULL, s STRING, d DOUBLE, b BOOLEAN, day DATE, ts TIMESTAMP, n DECIMAL(10, 2))"
 ALL_TYPES_ROWS = (
     "INSERT INTO t VALUES "
     "(1, 'one', 1.5, TRUE, '2024-01-02', '2024-01-02 03:04:05', 12.34), "
@@ -110,9 +107,7 @@ def test_create_existing_table_fails_unless_if_not_exists(lake: lakeclone.Lake) 
         ("CREATE TABLE NOPE.PUBLIC.t (a INT)", "Database 'NOPE' does not exist or not authorized."),
     ],
 )
-def test_invalid_create_table_is_rejected_and_leaves_nothing(
-    lake: lakeclone.Lake, statement: str, message: str
-) -> None:
+def test_invalid_create_table_is_rejected_and_leaves_nothing(lake: lakeclone.Lake, statement: str, message: str) -> None:
     with pytest.raises(lakeclone.LakecloneError, match=message.replace(".", "\\.").replace("(", "\\(")):
         lake.sql(statement)
     tables = lake.warehouse / "tables"

@@ -37,7 +37,9 @@ class History:
     windows: dict[int, tuple[dt.datetime, dt.datetime]]  # version -> clock before and after its statement
 
 
-def _four_versions(lake: lakeclone.Lake) -> tuple[dict[int, str], dict[int, dt.datetime], dict[int, tuple[dt.datetime, dt.datetime]]]:
+def _four_versions(
+    lake: lakeclone.Lake,
+) -> tuple[dict[int, str], dict[int, dt.datetime], dict[int, tuple[dt.datetime, dt.datetime]]]:
     clock = lake.clock
     assert isinstance(clock, lakeclone.ManualClock)
     statements = [
@@ -71,9 +73,7 @@ def hist(
 
 def states(lake: lakeclone.Lake, points: dict[str, str]) -> dict[str, list[tuple]]:
     """The rows of T at several points, in one query: point label -> rows."""
-    union = " UNION ALL ".join(
-        f"SELECT '{label}' AS point, id, v FROM t {point}" for label, point in points.items()
-    )
+    union = " UNION ALL ".join(f"SELECT '{label}' AS point, id, v FROM t {point}" for label, point in points.items())
     found: dict[str, list[tuple]] = {label: [] for label in points}
     for row in lake.sql(union).collect():
         found[row.POINT].append((row.ID, row.V))
@@ -178,13 +178,10 @@ def test_last_query_id_is_the_committing_statement_in_history(hist: History) -> 
 def test_time_travel_in_joins_and_subqueries(hist: History) -> None:
     lake = hist.lake
     joined = lake.sql(
-        "SELECT old.id, old.v AS was, new.v AS now FROM t AT(VERSION => 1) old "
-        "LEFT JOIN t new ON old.id = new.id"
+        "SELECT old.id, old.v AS was, new.v AS now FROM t AT(VERSION => 1) old LEFT JOIN t new ON old.id = new.id"
     ).collect()
     assert sorted_rows(joined) == [(1, "a", None), (2, "b", "B")]
-    gone = lake.sql(
-        "SELECT id FROM t BEFORE(VERSION => 3) old WHERE NOT EXISTS (SELECT 1 FROM t WHERE t.id = old.id)"
-    ).collect()
+    gone = lake.sql("SELECT id FROM t BEFORE(VERSION => 3) old WHERE NOT EXISTS (SELECT 1 FROM t WHERE t.id = old.id)").collect()
     assert sorted_rows(gone) == [(1,)]
     both = lake.sql(
         "WITH old AS (SELECT * FROM t AT(VERSION => 2)) "
@@ -227,9 +224,9 @@ def test_past_the_retention_period_fails(lake: lakeclone.Lake, clock: lakeclone.
     lake.sql("INSERT INTO t VALUES (2)")
     # Version 0 stopped being current two days ago: beyond the one-day retention.
     assert error_of(lake, "SELECT * FROM t AT(VERSION => 0)").startswith(NOT_AVAILABLE)
-    assert error_of(
-        lake, f"SELECT * FROM t AT(TIMESTAMP => '{text(v1_time + dt.timedelta(seconds=1))}'::TIMESTAMP)"
-    ).startswith(NOT_AVAILABLE)
+    assert error_of(lake, f"SELECT * FROM t AT(TIMESTAMP => '{text(v1_time + dt.timedelta(seconds=1))}'::TIMESTAMP)").startswith(
+        NOT_AVAILABLE
+    )
     # Version 1 was current until just now, so it is still within reach.
     assert sorted_rows(lake.sql("SELECT * FROM t AT(VERSION => 1)").collect()) == [(1,)]
     assert sorted_rows(lake.sql("SELECT * FROM t AT(OFFSET => -3600)").collect()) == [(1,)]
@@ -369,9 +366,7 @@ def test_statements_are_exact_with_a_clock_finer_than_a_millisecond(tmp_path: Pa
     assert max(times) - min(times) < dt.timedelta(milliseconds=1)
 
 
-def test_before_the_statement_that_created_a_table_fails_on_the_system_clock(
-    tmp_path: Path, spark: SparkSession
-) -> None:
+def test_before_the_statement_that_created_a_table_fails_on_the_system_clock(tmp_path: Path, spark: SparkSession) -> None:
     lake = lakeclone.connect(tmp_path / "warehouse", spark=spark)
     for i in range(5):
         lake.sql(f"CREATE TABLE t{i} (id INT)")

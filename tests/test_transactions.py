@@ -34,7 +34,10 @@ def version(lake: lakeclone.Lake, table: str) -> int:
 # Statements --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("begin", ["BEGIN", "BEGIN TRANSACTION", "BEGIN WORK", "START TRANSACTION", "BEGIN NAME nightly", "START TRANSACTION NAME nightly"])
+@pytest.mark.parametrize(
+    "begin",
+    ["BEGIN", "BEGIN TRANSACTION", "BEGIN WORK", "START TRANSACTION", "BEGIN NAME nightly", "START TRANSACTION NAME nightly"],
+)
 def test_each_spelling_of_begin_opens_a_transaction(lake: lakeclone.Lake, begin: str) -> None:
     lake.sql("CREATE TABLE t (id INT)")
     lake.sql(begin)
@@ -182,24 +185,24 @@ def test_seed_timeline_two_transactions_and_a_stream(sessions) -> None:
     first.sql("CREATE TABLE sink (id INT, v STRING, action STRING)")
     first.sql("INSERT INTO t VALUES (2, 'b')")  # a change pending at the start
 
-    first.sql("BEGIN")                                                     # 1
-    at_start = rows(first, "SELECT id, v, METADATA$ACTION FROM s1")        # 2
+    first.sql("BEGIN")  # 1
+    at_start = rows(first, "SELECT id, v, METADATA$ACTION FROM s1")  # 2
     assert at_start == [(2, "b", "INSERT")]
     second.sql("INSERT INTO t VALUES (9, 'late')")  # another session commits after transaction 1 began
-    first.sql("UPDATE t SET v = 'B' WHERE id = 2")                        # 3
+    first.sql("UPDATE t SET v = 'B' WHERE id = 2")  # 3
     first.sql("INSERT INTO sink SELECT id, v, METADATA$ACTION FROM s1")
     assert rows(first, "SELECT id, v, METADATA$ACTION FROM s1") == at_start  # 4
 
-    second.sql("BEGIN")                                                    # 5
+    second.sql("BEGIN")  # 5
     assert rows(second, "SELECT id, v, METADATA$ACTION FROM s1") == [(2, "b", "INSERT"), (9, "late", "INSERT")]
 
-    first.sql("COMMIT")                                                    # 6
+    first.sql("COMMIT")  # 6
     assert rows(first, "SELECT * FROM sink") == [(2, "b", "INSERT")]
     # Transaction 2 began before the commit: still its own snapshot.
     assert rows(second, "SELECT id, v, METADATA$ACTION FROM s1") == [(2, "b", "INSERT"), (9, "late", "INSERT")]
     second.sql("COMMIT")
 
-    second.sql("BEGIN")                                                    # 7
+    second.sql("BEGIN")  # 7
     after = rows(second, "SELECT id, v, METADATA$ACTION, METADATA$ISUPDATE FROM s1")
     assert after == [(2, "B", "INSERT", True), (2, "b", "DELETE", True), (9, "late", "INSERT", False)]
     second.sql("COMMIT")

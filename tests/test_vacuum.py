@@ -141,9 +141,7 @@ def _row_of(file: str) -> int:
     return pq.read_table(file).column(0)[0].as_py()
 
 
-def test_retention_under_the_configured_one_is_refused_unless_the_check_is_off(
-    lake: lakeclone.Lake, retention_check
-) -> None:
+def test_retention_under_the_configured_one_is_refused_unless_the_check_is_off(lake: lakeclone.Lake, retention_check) -> None:
     lake.sql("CREATE TABLE s (id INT); CREATE TABLE short (id INT) DATA_RETENTION_TIME_IN_DAYS = 1")
     retention_check(True)
     for sql in ("VACUUM s RETAIN 0 HOURS", "VACUUM s RETAIN 167 HOURS DRY RUN"):
@@ -341,6 +339,7 @@ def test_vacuum_keeps_the_files_and_deletion_vectors_a_table_and_its_earlier_clo
 
     def rel(path: str) -> str:
         return os.path.relpath(path, source)
+
     assert plan[rel(shared)][1:] == plan[rel(new_vector)][1:] == ("KEEP", "current")
     assert plan[rel(alone)][1:] == ("KEEP", "clone LAKE.PUBLIC.C@1")
     assert plan[rel(old_vector)][1:] == ("DELETE", "delete")

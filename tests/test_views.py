@@ -68,7 +68,9 @@ def test_a_view_reads_its_tables_as_they_are_now(orders: lakeclone.Lake) -> None
     orders.sql("INSERT INTO orders VALUES (4, 'EU', 40)")
     assert rows(orders, "SELECT doubled FROM eu WHERE id > 1") == [(60,), (80,)]
     assert rows(orders, "SELECT e.id, o.region FROM eu AS e JOIN orders o ON e.id = o.id") == [
-        (1, "EU"), (3, "EU"), (4, "EU"),
+        (1, "EU"),
+        (3, "EU"),
+        (4, "EU"),
     ]
     assert orders.sql("SELECT * FROM eu").columns == ["ID", "DOUBLED"]
 
@@ -97,7 +99,9 @@ def test_drop_view_keeps_its_row(orders: lakeclone.Lake) -> None:
 
 
 def test_the_definition_is_stored_as_written(orders: lakeclone.Lake, catalog: Catalog) -> None:
-    orders.sql("CREATE VIEW big COMMENT = 'as AS' AS\n  select id, \"amount\" AS x -- the big ones\n  from orders where amount > 15")
+    orders.sql(
+        "CREATE VIEW big COMMENT = 'as AS' AS\n  select id, \"amount\" AS x -- the big ones\n  from orders where amount > 15"
+    )
     entry, query = view_definition(catalog, QualifiedName("LAKE", "PUBLIC", "BIG")) or pytest.fail("no view")
     assert entry.definition == 'select id, "amount" AS x -- the big ones\n  from orders where amount > 15'
     assert entry.columns == ("ID", "X")
@@ -204,7 +208,11 @@ def test_tables_views_and_streams_share_names(orders: lakeclone.Lake) -> None:
 
 
 def test_a_missing_table_fails_at_create_and_after_a_drop(orders: lakeclone.Lake) -> None:
-    fails(orders, "CREATE VIEW v AS SELECT * FROM nope", "SQL compilation error:\nObject 'LAKE.PUBLIC.NOPE' does not exist or not authorized.")
+    fails(
+        orders,
+        "CREATE VIEW v AS SELECT * FROM nope",
+        "SQL compilation error:\nObject 'LAKE.PUBLIC.NOPE' does not exist or not authorized.",
+    )
     fails(orders, "CREATE VIEW v AS SELECT nope FROM orders", "invalid identifier 'NOPE'")
     assert view_rows(orders) == []
     orders.sql("CREATE VIEW v AS SELECT id FROM orders")
@@ -218,8 +226,16 @@ def test_a_view_that_refers_to_itself(orders: lakeclone.Lake) -> None:
     fails(orders, "CREATE VIEW v AS SELECT * FROM v", "Object 'LAKE.PUBLIC.V' does not exist")
     orders.sql("CREATE VIEW a AS SELECT id FROM orders")
     orders.sql("CREATE VIEW b AS SELECT id FROM a")
-    fails(orders, "CREATE OR REPLACE VIEW a AS SELECT id FROM a", "View definition for 'LAKE.PUBLIC.A' refers to itself: LAKE.PUBLIC.A -> LAKE.PUBLIC.A.")
-    fails(orders, "CREATE OR REPLACE VIEW a AS SELECT id FROM b", "refers to itself: LAKE.PUBLIC.A -> LAKE.PUBLIC.B -> LAKE.PUBLIC.A.")
+    fails(
+        orders,
+        "CREATE OR REPLACE VIEW a AS SELECT id FROM a",
+        "View definition for 'LAKE.PUBLIC.A' refers to itself: LAKE.PUBLIC.A -> LAKE.PUBLIC.A.",
+    )
+    fails(
+        orders,
+        "CREATE OR REPLACE VIEW a AS SELECT id FROM b",
+        "refers to itself: LAKE.PUBLIC.A -> LAKE.PUBLIC.B -> LAKE.PUBLIC.A.",
+    )
     assert rows(orders, "SELECT * FROM b") == [(1,), (2,), (3,)]  # the failed REPLACEs changed nothing
     # A cycle made by a rename is caught when the view is read.
     orders.sql("CREATE TABLE t (id INT)")
@@ -241,7 +257,11 @@ def test_show_views(orders: lakeclone.Lake) -> None:
     assert set(shown) == {"LAKE.PUBLIC.EU", "LAKE.S2.US"}
     eu = shown["LAKE.PUBLIC.EU"]
     assert (eu.kind, eu.comment, eu.text, eu.change_tracking, eu.is_secure) == (
-        "VIEW", "Europe", "SELECT id FROM orders WHERE region = 'EU'", "OFF", "false",
+        "VIEW",
+        "Europe",
+        "SELECT id FROM orders WHERE region = 'EU'",
+        "OFF",
+        "false",
     )
     assert eu.created_on is not None
     assert set(views(orders, "SHOW VIEWS")) == {"LAKE.PUBLIC.EU", "LAKE.S2.US"}
@@ -277,7 +297,9 @@ def test_alter_view_set_and_unset(orders: lakeclone.Lake) -> None:
 def test_change_tracking_on_a_view_turns_it_on_for_its_tables(orders: lakeclone.Lake) -> None:
     orders.sql("CREATE TABLE regions (region STRING, name STRING)")
     orders.sql("CREATE VIEW eu AS SELECT id, amount FROM orders WHERE region = 'EU'")
-    orders.sql("CREATE VIEW named AS SELECT e.id, r.name FROM eu e JOIN orders o ON e.id = o.id JOIN regions r ON o.region = r.region")
+    orders.sql(
+        "CREATE VIEW named AS SELECT e.id, r.name FROM eu e JOIN orders o ON e.id = o.id JOIN regions r ON o.region = r.region"
+    )
     orders.sql("ALTER VIEW named SET CHANGE_TRACKING = TRUE")
     assert views(orders)["LAKE.PUBLIC.NAMED"].change_tracking == "ON"
     assert views(orders)["LAKE.PUBLIC.EU"].change_tracking == "OFF"  # a view read along keeps its own setting
@@ -340,7 +362,9 @@ def test_a_schema_clone_carries_its_views(orders: lakeclone.Lake) -> None:
     orders.sql("CREATE TABLE shared.codes (region STRING)")
     orders.sql("INSERT INTO shared.codes VALUES ('EU')")
     orders.sql("USE SCHEMA lake.public")
-    orders.sql("CREATE VIEW eu CHANGE_TRACKING = TRUE AS SELECT id FROM orders WHERE region IN (SELECT region FROM lake.shared.codes)")
+    orders.sql(
+        "CREATE VIEW eu CHANGE_TRACKING = TRUE AS SELECT id FROM orders WHERE region IN (SELECT region FROM lake.shared.codes)"
+    )
     orders.sql("CREATE VIEW eu_count AS SELECT COUNT(*) AS n FROM eu")
     orders.sql("CREATE SCHEMA dev CLONE public")
     orders.sql("DELETE FROM dev.orders WHERE id = 1")
@@ -374,9 +398,7 @@ def test_base_tables_follow_nested_views(orders: lakeclone.Lake, catalog: Catalo
     orders.sql("CREATE TABLE regions (region STRING)")
     orders.sql("CREATE VIEW a AS SELECT o.id FROM orders o JOIN regions r ON o.region = r.region")
     orders.sql("CREATE VIEW b AS WITH x AS (SELECT id FROM a) SELECT x.id FROM x JOIN orders USING (id)")
-    tables = Tables(
-        catalog, SessionContext("LAKE", "PUBLIC"), Delta(orders.spark), now=orders.now(), warehouse=orders.warehouse
-    )
+    tables = Tables(catalog, SessionContext("LAKE", "PUBLIC"), Delta(orders.spark), now=orders.now(), warehouse=orders.warehouse)
     view = catalog.view("LAKE", "PUBLIC", "B")
     assert view is not None
     assert sorted(t.qualified for t in base_tables(tables, view)) == ["LAKE.PUBLIC.ORDERS", "LAKE.PUBLIC.REGIONS"]

@@ -60,9 +60,7 @@ def build_graph(lake: lakeclone.Lake) -> None:
 @pytest.fixture(scope="module")
 def graph_lake(tmp_path_factory: pytest.TempPathFactory, spark: SparkSession) -> lakeclone.Lake:
     """One Lake holding :func:`build_graph`'s tables, shared by the tests that only read it."""
-    lake = lakeclone.connect(
-        tmp_path_factory.mktemp("lineage") / "warehouse", spark=spark, clock=lakeclone.ManualClock(START)
-    )
+    lake = lakeclone.connect(tmp_path_factory.mktemp("lineage") / "warehouse", spark=spark, clock=lakeclone.ManualClock(START))
     build_graph(lake)
     return lake
 

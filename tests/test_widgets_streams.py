@@ -105,7 +105,10 @@ def test_streams_data_lists_a_schemas_streams_with_offsets_pending_changes_and_s
     assert [s.qualified for s in data.streams] == ["LAKE.PUBLIC.CHANGES", "LAKE.PUBLIC.FORGOTTEN"]
     changes, forgotten = data.streams
     assert (changes.table, changes.mode, changes.offset_version, changes.offsets) == (
-        "LAKE.PUBLIC.RAW", "DEFAULT", 4, "LAKE.PUBLIC.RAW@4"
+        "LAKE.PUBLIC.RAW",
+        "DEFAULT",
+        4,
+        "LAKE.PUBLIC.RAW@4",
     )
     assert (changes.pending, changes.stale, changes.invalid_reason) == (4, False, None)
     assert changes.pending == piped.sql("SELECT COUNT(*) FROM changes").first()[0]
@@ -122,7 +125,11 @@ def test_streams_data_lists_a_schemas_streams_with_offsets_pending_changes_and_s
 
     [appends] = StreamsData.from_lake(piped, "other").streams
     assert (appends.qualified, appends.table, appends.mode, appends.offset_version, appends.pending) == (
-        "LAKE.OTHER.APPENDS", "LAKE.PUBLIC.RAW", "APPEND_ONLY", 5, 1
+        "LAKE.OTHER.APPENDS",
+        "LAKE.PUBLIC.RAW",
+        "APPEND_ONLY",
+        5,
+        1,
     )
 
 
@@ -355,7 +362,9 @@ def test_plot_timeline_marks_each_streams_offset_under_its_version(piped):
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert "stream: changes pending" in legend
     assert [text.split(":")[0] for text in legend if text.startswith(("CHANGES", "FORGOTTEN", "APPENDS"))] == [
-        "CHANGES", "FORGOTTEN", "APPENDS"
+        "CHANGES",
+        "FORGOTTEN",
+        "APPENDS",
     ]
     assert any(text.startswith("CHANGES: stale after 2024-01-04 00:00:00") for text in legend)
     assert any(text.startswith("FORGOTTEN: stale since 2024-01-02 00:00:00") for text in legend)
@@ -376,9 +385,7 @@ def test_timeline_widget_lists_the_streams_at_their_versions_in_its_table_and_he
     widget = timeline(piped, "raw")
 
     shown = widget.shown()
-    assert shown.columns == (
-        "version", "committed", "operation", "rows", "+files", "−files", "retention", "streams", "query id"
-    )
+    assert shown.columns == ("version", "committed", "operation", "rows", "+files", "−files", "retention", "streams", "query id")
     by_version = dict(zip(shown.column("version"), shown.column("streams"), strict=True))
     assert by_version["v7"] == by_version["v6"] == by_version["v3"] == by_version["v1"] == ""
     assert by_version["v5"].startswith("APPENDS: 1 pending, stale after 2024-01-04 00:00:00")

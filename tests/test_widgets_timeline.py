@@ -232,7 +232,9 @@ def test_widget_shows_header_table_and_figure(lake, aged_table):
 
     assert isinstance(widget, VersionTimeline)
     shown = widget.shown()
-    assert shown.header.startswith("t · current version v4 · 5 versions · retention 1 day: time travel reaches back to 2024-01-02")
+    assert shown.header.startswith(
+        "t · current version v4 · 5 versions · retention 1 day: time travel reaches back to 2024-01-02"
+    )
     assert shown.status == "" and widget.error is None
     assert shown.column("version") == ["v4", "v3", "v2", "v1", "v0"]
     assert shown.column("retention") == ["within", "within", "expired", "expired", "expired"]

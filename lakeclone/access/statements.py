@@ -188,9 +188,7 @@ def _targets(execution: Execution) -> list[Securable]:
     container = _securable(execution, expression.text("container"), expression.this)
     catalog = execution.catalog
     schemas = (
-        [catalog.schema_by_id(container.id)]
-        if container.kind == "SCHEMA"
-        else catalog.schemas(catalog.database(container.name))  # type: ignore[arg-type]
+        [catalog.schema_by_id(container.id)] if container.kind == "SCHEMA" else catalog.schemas(catalog.database(container.name))  # type: ignore[arg-type]
     )
     found: list[Securable] = []
     for schema in schemas:
@@ -205,9 +203,7 @@ def _targets(execution: Execution) -> list[Securable]:
         else:
             raise SqlCompilationError(f"GRANT … ON ALL {kind}S is not supported by lakeclone.")
         for entry in entries:
-            securable = relation(
-                execution.tables, exp.table_(entry.name, db=schema.name, catalog=schema.database), (kind,)
-            )
+            securable = relation(execution.tables, exp.table_(entry.name, db=schema.name, catalog=schema.database), (kind,))
             if securable is not None:
                 found.append(securable)
     return found
@@ -301,8 +297,16 @@ def show_grants(execution: Execution) -> DataFrame:
             return results.rows(execution.spark, GRANTS_SCHEMA, data)
         _require_role(execution, name)
         rows = [
-            (None, g.privilege, g.object_kind, _object_name(execution, g.object_kind, g.object_id), "ROLE", g.role,
-             str(g.grant_option).lower(), g.granted_by)
+            (
+                None,
+                g.privilege,
+                g.object_kind,
+                _object_name(execution, g.object_kind, g.object_id),
+                "ROLE",
+                g.role,
+                str(g.grant_option).lower(),
+                g.granted_by,
+            )
             for g in catalog.grants_to([name])
         ]
         rows += [
@@ -345,11 +349,7 @@ def _object_name(execution: Execution, kind: str, object_id: str) -> str:
 
 
 def _show_roles(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
-    data = [
-        (created, name, owner)
-        for name, owner, created in execution.catalog.roles()
-        if like is None or like.fullmatch(name)
-    ]
+    data = [(created, name, owner) for name, owner, created in execution.catalog.roles() if like is None or like.fullmatch(name)]
     return results.rows(execution.spark, "created_on TIMESTAMP, name STRING, owner STRING", data)
 
 

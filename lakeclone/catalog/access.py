@@ -91,9 +91,7 @@ class AccessStore(CatalogConnection):
         self._db.execute("DELETE FROM users WHERE name = ?", (name,))
 
     def create_role(self, name: str, owner: str, now: dt.datetime) -> None:
-        self._db.execute(
-            "INSERT INTO roles (name, owner, created_at) VALUES (?, ?, ?)", (name, owner, timestamp_text(now))
-        )
+        self._db.execute("INSERT INTO roles (name, owner, created_at) VALUES (?, ?, ?)", (name, owner, timestamp_text(now)))
 
     def drop_role(self, name: str) -> None:
         """Drop a role with its grants; what it owned passes to the role that owned it (Snowflake's rule)."""
@@ -126,9 +124,7 @@ class AccessStore(CatalogConnection):
         return [RoleGrant(r["role"], r["grantee_kind"], r["grantee"], r["granted_by"]) for r in rows]
 
     def roles_granted_to_role(self, role: str) -> list[str]:
-        rows = self._db.execute(
-            "SELECT role FROM role_grants WHERE grantee_kind = 'ROLE' AND grantee = ?", (role,)
-        ).fetchall()
+        rows = self._db.execute("SELECT role FROM role_grants WHERE grantee_kind = 'ROLE' AND grantee = ?", (role,)).fetchall()
         return [r["role"] for r in rows]
 
     def grant(self, grant: Grant) -> None:
@@ -189,8 +185,7 @@ class AccessStore(CatalogConnection):
 
     def future_grants(self, container_kind: str, container_id: str) -> list[FutureGrant]:
         rows = self._db.execute(
-            "SELECT * FROM future_grants WHERE container_kind = ? AND container_id = ? "
-            "ORDER BY object_kind, privilege, role",
+            "SELECT * FROM future_grants WHERE container_kind = ? AND container_id = ? ORDER BY object_kind, privilege, role",
             (container_kind, container_id),
         ).fetchall()
         return [

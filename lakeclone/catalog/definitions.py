@@ -13,9 +13,7 @@ class DefinitionStore(CatalogConnection):
     """Column defaults, constraints and clustering keys, by table id."""
 
     def column_defaults(self, table_id: str) -> list[ColumnDefault]:
-        rows = self._db.execute(
-            "SELECT * FROM column_defaults WHERE table_id = ? ORDER BY rowid", (table_id,)
-        ).fetchall()
+        rows = self._db.execute("SELECT * FROM column_defaults WHERE table_id = ? ORDER BY rowid", (table_id,)).fetchall()
         return [ColumnDefault(r["column_name"], r["sequence_id"], r["expression"]) for r in rows]
 
     def set_column_default(self, table_id: str, default: ColumnDefault) -> None:
@@ -27,16 +25,12 @@ class DefinitionStore(CatalogConnection):
         )
 
     def constraints(self, table_id: str) -> list[ConstraintEntry]:
-        rows = self._db.execute(
-            "SELECT * FROM table_constraints WHERE table_id = ? ORDER BY rowid", (table_id,)
-        ).fetchall()
+        rows = self._db.execute("SELECT * FROM table_constraints WHERE table_id = ? ORDER BY rowid", (table_id,)).fetchall()
         return [_constraint(r) for r in rows]
 
     def references_to(self, table_id: str) -> list[ConstraintEntry]:
         """The foreign keys, of any table, that reference ``table_id``."""
-        rows = self._db.execute(
-            "SELECT * FROM table_constraints WHERE ref_table_id = ? ORDER BY rowid", (table_id,)
-        ).fetchall()
+        rows = self._db.execute("SELECT * FROM table_constraints WHERE ref_table_id = ? ORDER BY rowid", (table_id,)).fetchall()
         return [_constraint(r) for r in rows]
 
     def add_constraint(self, constraint: ConstraintEntry) -> None:

@@ -16,6 +16,7 @@ from lakeclone.errors import LakecloneError
 class CatalogVersionError(LakecloneError):
     """The catalog was written by a newer lakeclone."""
 
+
 # The schema of every catalog written before migrations were numbered. Its
 # statements are IF NOT EXISTS so that such a catalog (user_version 0) passes
 # through it unchanged.

@@ -36,8 +36,7 @@ def table_name(table: exp.Table, *, database: str | None, schema: str | None) ->
         )
     if not sch:
         raise SqlCompilationError(
-            "Cannot perform operation. This session does not have a current schema. "
-            "Call 'USE SCHEMA', or use a qualified name."
+            "Cannot perform operation. This session does not have a current schema. Call 'USE SCHEMA', or use a qualified name."
         )
     return QualifiedName(db, sch, table.name)
 

@@ -19,8 +19,7 @@ DEFAULT_DATABASE = "LAKE"
 DEFAULT_SCHEMA = "PUBLIC"
 
 _SCHEMA_SELECT = (
-    "SELECT s.*, d.name AS database_name FROM schemas s JOIN databases d "
-    "ON s.database_id = d.id WHERE d.dropped_at IS NULL"
+    "SELECT s.*, d.name AS database_name FROM schemas s JOIN databases d ON s.database_id = d.id WHERE d.dropped_at IS NULL"
 )
 _TABLE_ROWS = (
     "SELECT t.*, s.name AS schema_name, d.name AS database_name FROM tables t "
@@ -53,9 +52,7 @@ class ObjectStore(CatalogConnection):
 
     def create_database(self, name: str, now: dt.datetime) -> DatabaseEntry:
         entry = DatabaseEntry(uuid.uuid4().hex, name, now, None)
-        self._db.execute(
-            "INSERT INTO databases (id, name, created_at) VALUES (?, ?, ?)", (entry.id, name, timestamp_text(now))
-        )
+        self._db.execute("INSERT INTO databases (id, name, created_at) VALUES (?, ?, ?)", (entry.id, name, timestamp_text(now)))
         return entry
 
     def drop_database(self, database: DatabaseEntry, now: dt.datetime) -> None:
@@ -85,8 +82,7 @@ class ObjectStore(CatalogConnection):
     def schema_by_id(self, schema_id: str) -> SchemaEntry | None:
         """A schema by identity, live or dropped."""
         row = self._db.execute(
-            "SELECT s.*, d.name AS database_name FROM schemas s JOIN databases d ON s.database_id = d.id "
-            "WHERE s.id = ?",
+            "SELECT s.*, d.name AS database_name FROM schemas s JOIN databases d ON s.database_id = d.id WHERE s.id = ?",
             (schema_id,),
         ).fetchone()
         return _schema(row) if row else None
@@ -174,13 +170,33 @@ class ObjectStore(CatalogConnection):
             "INSERT INTO tables (id, schema_id, name, kind, location, created_at, "
             "source_id, source_version, clone_kind, owns_folder) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                table_id, schema.id, name, kind.value, location, timestamp_text(now), source_id,
-                source_version, clone_kind.value if clone_kind else None, int(owns_folder),
+                table_id,
+                schema.id,
+                name,
+                kind.value,
+                location,
+                timestamp_text(now),
+                source_id,
+                source_version,
+                clone_kind.value if clone_kind else None,
+                int(owns_folder),
             ),
         )
         return TableEntry(
-            table_id, schema.id, schema.database, schema.name, name, kind, location, now, None,
-            source_id, source_version, clone_kind, None, owns_folder,
+            table_id,
+            schema.id,
+            schema.database,
+            schema.name,
+            name,
+            kind,
+            location,
+            now,
+            None,
+            source_id,
+            source_version,
+            clone_kind,
+            None,
+            owns_folder,
         )
 
     def drop_table(self, table: TableEntry, now: dt.datetime) -> None:

@@ -51,9 +51,7 @@ class Parameter:
             try:
                 number = int(text)
             except ValueError:
-                raise InvalidParameterError(
-                    f"invalid value [{value}] for parameter '{self.key}'"
-                ) from None
+                raise InvalidParameterError(f"invalid value [{value}] for parameter '{self.key}'") from None
             low, high = self.bounds
             if not low <= number <= high:
                 raise InvalidParameterError(
@@ -82,8 +80,7 @@ PARAMETERS: dict[str, Parameter] = {
             "MAX_DATA_EXTENSION_TIME_IN_DAYS",
             "14",
             "NUMBER",
-            "Maximum number of days to extend data retention beyond the retention period "
-            "to prevent a stream becoming stale.",
+            "Maximum number of days to extend data retention beyond the retention period to prevent a stream becoming stale.",
             bounds=(0, 90),
         ),
         Parameter(

@@ -208,8 +208,7 @@ class PolicyStore(CatalogConnection):
 
     def set_tag(self, reference: TagReference) -> None:
         self._db.execute(
-            "INSERT OR REPLACE INTO tag_references (tag_id, object_kind, object_id, column_name, value)"
-            " VALUES (?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO tag_references (tag_id, object_kind, object_id, column_name, value) VALUES (?, ?, ?, ?, ?)",
             (reference.tag_id, reference.object_kind, reference.object_id, reference.column, reference.value),
         )
 

@@ -51,8 +51,17 @@ class SequenceStore(CatalogConnection):
         source_id: str | None = None,
     ) -> SequenceEntry:
         entry = SequenceEntry(
-            uuid.uuid4().hex, schema.id, schema.database, schema.name, name, start, increment,
-            comment, now, None, source_id,
+            uuid.uuid4().hex,
+            schema.id,
+            schema.database,
+            schema.name,
+            name,
+            start,
+            increment,
+            comment,
+            now,
+            None,
+            source_id,
         )
         self._db.execute(
             "INSERT INTO sequences (id, schema_id, name, next_value, increment, comment, "
@@ -75,9 +84,7 @@ class SequenceStore(CatalogConnection):
             if row is None:
                 raise KeyError(sequence_id)
             first, increment = int(row["next_value"]), int(row["increment"])
-            self._db.execute(
-                "UPDATE sequences SET next_value = ? WHERE id = ?", (first + count * increment, sequence_id)
-            )
+            self._db.execute("UPDATE sequences SET next_value = ? WHERE id = ?", (first + count * increment, sequence_id))
         return first, increment
 
 

@@ -69,8 +69,16 @@ __all__ = [
 
 class Catalog(
     AccessStore,
-    ObjectStore, ParameterStore, QueryStore, SequenceStore, DefinitionStore, StreamStore, ViewStore, TransactionStore,
-    ChannelStore, PolicyStore,
+    ObjectStore,
+    ParameterStore,
+    QueryStore,
+    SequenceStore,
+    DefinitionStore,
+    StreamStore,
+    ViewStore,
+    TransactionStore,
+    ChannelStore,
+    PolicyStore,
 ):
     """The catalog of one warehouse: objects, parameters, statements, sequences, definitions, streams, views,
     transactions, access control, channels, policies and tags."""

@@ -56,8 +56,10 @@ class StreamStore(CatalogConnection):
 
     def streamed_table_ids(self) -> set[str]:
         """The tables some live stream reads."""
-        rows = self._db.execute("SELECT m.offsets FROM streams m JOIN schemas s ON m.schema_id = s.id "
-                                "JOIN databases d ON s.database_id = d.id WHERE 1 = 1" + _LIVE).fetchall()
+        rows = self._db.execute(
+            "SELECT m.offsets FROM streams m JOIN schemas s ON m.schema_id = s.id "
+            "JOIN databases d ON s.database_id = d.id WHERE 1 = 1" + _LIVE
+        ).fetchall()
         return {str(table_id) for r in rows for table_id in json.loads(r[0])}
 
     def create_stream(
@@ -74,15 +76,35 @@ class StreamStore(CatalogConnection):
         now: dt.datetime,
     ) -> StreamEntry:
         entry = StreamEntry(
-            uuid.uuid4().hex, schema.id, schema.database, schema.name, name, source_kind, source_id, mode,
-            dict(offsets), initial_rows, comment, now, now,
+            uuid.uuid4().hex,
+            schema.id,
+            schema.database,
+            schema.name,
+            name,
+            source_kind,
+            source_id,
+            mode,
+            dict(offsets),
+            initial_rows,
+            comment,
+            now,
+            now,
         )
         self._db.execute(
             "INSERT INTO streams (id, schema_id, name, source_kind, source_id, mode, offsets, initial_rows, "
             "comment, created_at, offset_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                entry.id, schema.id, name, source_kind.value, source_id, mode.value, json.dumps(dict(offsets)),
-                int(initial_rows), comment, timestamp_text(now), timestamp_text(now),
+                entry.id,
+                schema.id,
+                name,
+                source_kind.value,
+                source_id,
+                mode.value,
+                json.dumps(dict(offsets)),
+                int(initial_rows),
+                comment,
+                timestamp_text(now),
+                timestamp_text(now),
             ),
         )
         return entry
@@ -100,15 +122,11 @@ class StreamStore(CatalogConnection):
     # Change tracking --------------------------------------------------------
 
     def tracking(self, table_id: str) -> list[TrackingInterval]:
-        rows = self._db.execute(
-            "SELECT * FROM change_tracking WHERE table_id = ? ORDER BY since_version", (table_id,)
-        ).fetchall()
+        rows = self._db.execute("SELECT * FROM change_tracking WHERE table_id = ? ORDER BY since_version", (table_id,)).fetchall()
         return [TrackingInterval(r["table_id"], int(r["since_version"]), r["until_version"]) for r in rows]
 
     def start_tracking(self, table_id: str, version: int) -> None:
-        self._db.execute(
-            "INSERT OR IGNORE INTO change_tracking (table_id, since_version) VALUES (?, ?)", (table_id, version)
-        )
+        self._db.execute("INSERT OR IGNORE INTO change_tracking (table_id, since_version) VALUES (?, ?)", (table_id, version))
 
     def stop_tracking(self, table_id: str, version: int) -> None:
         self._db.execute(
@@ -130,8 +148,12 @@ class StreamStore(CatalogConnection):
             "INSERT INTO stream_consumptions (stream_id, query_id, session_id, target, offsets, initial_rows) "
             "VALUES (?, ?, ?, ?, ?, ?)",
             (
-                consumption.stream_id, consumption.query_id, consumption.session_id, consumption.target,
-                json.dumps(dict(consumption.offsets)), int(consumption.initial_rows),
+                consumption.stream_id,
+                consumption.query_id,
+                consumption.session_id,
+                consumption.target,
+                json.dumps(dict(consumption.offsets)),
+                int(consumption.initial_rows),
             ),
         )
 
@@ -140,9 +162,7 @@ class StreamStore(CatalogConnection):
         self._db.execute("DELETE FROM stream_consumptions WHERE query_id = ?", (holder,))
 
     def forget_consumption(self, stream_id: str, query_id: str) -> None:
-        self._db.execute(
-            "DELETE FROM stream_consumptions WHERE stream_id = ? AND query_id = ?", (stream_id, query_id)
-        )
+        self._db.execute("DELETE FROM stream_consumptions WHERE stream_id = ? AND query_id = ?", (stream_id, query_id))
 
 
 def _stream(row: sqlite3.Row) -> StreamEntry:

@@ -58,9 +58,7 @@ class TransactionStore(CatalogConnection):
         return [_lock(r) for r in rows]
 
     def transaction_locks(self, transaction_id: str) -> list[TableLock]:
-        rows = self._db.execute(
-            "SELECT * FROM table_locks WHERE transaction_id = ? ORDER BY rowid", (transaction_id,)
-        ).fetchall()
+        rows = self._db.execute("SELECT * FROM table_locks WHERE transaction_id = ? ORDER BY rowid", (transaction_id,)).fetchall()
         return [_lock(r) for r in rows]
 
     def transaction_lock(self, table_id: str) -> tuple[int, TableLock | None]:
@@ -95,8 +93,7 @@ class TransactionStore(CatalogConnection):
 
     def _bump_epoch(self, table_id: str) -> None:
         self._db.execute(
-            "INSERT INTO table_lock_epochs (table_id, epoch) VALUES (?, 1) "
-            "ON CONFLICT(table_id) DO UPDATE SET epoch = epoch + 1",
+            "INSERT INTO table_lock_epochs (table_id, epoch) VALUES (?, 1) ON CONFLICT(table_id) DO UPDATE SET epoch = epoch + 1",
             (table_id,),
         )
 
@@ -112,12 +109,13 @@ class TransactionStore(CatalogConnection):
         )
 
     def hidden_versions(self, table_id: str) -> list[HiddenVersions]:
-        rows = self._db.execute(
-            "SELECT * FROM hidden_versions WHERE table_id = ? ORDER BY first_version", (table_id,)
-        ).fetchall()
+        rows = self._db.execute("SELECT * FROM hidden_versions WHERE table_id = ? ORDER BY first_version", (table_id,)).fetchall()
         return [
             HiddenVersions(
-                r["table_id"], int(r["first_version"]), int(r["last_version"]), int(r["base_version"]),
+                r["table_id"],
+                int(r["first_version"]),
+                int(r["last_version"]),
+                int(r["base_version"]),
                 HiddenOutcome(r["outcome"]),
             )
             for r in rows
@@ -132,7 +130,6 @@ def _transaction(row: sqlite3.Row) -> TransactionEntry:
 
 def _lock(row: sqlite3.Row) -> TableLock:
     base = row["base_version"]
-    return TableLock(row["table_id"], row["session_id"], row["transaction_id"], row["query_id"],
-                     None if base is None else int(base))
-
-
+    return TableLock(
+        row["table_id"], row["session_id"], row["transaction_id"], row["query_id"], None if base is None else int(base)
+    )

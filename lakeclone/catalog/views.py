@@ -42,9 +42,7 @@ class ViewStore(CatalogConnection):
     def create_view(
         self, schema: SchemaEntry, name: str, *, definition: str, columns: Sequence[str], now: dt.datetime
     ) -> ViewEntry:
-        entry = ViewEntry(
-            uuid.uuid4().hex, schema.id, schema.database, schema.name, name, definition, tuple(columns), now, None
-        )
+        entry = ViewEntry(uuid.uuid4().hex, schema.id, schema.database, schema.name, name, definition, tuple(columns), now, None)
         self._db.execute(
             "INSERT INTO views (id, schema_id, name, definition, columns, created_at) VALUES (?, ?, ?, ?, ?, ?)",
             (entry.id, schema.id, name, definition, json.dumps(list(columns)), timestamp_text(now)),

@@ -378,9 +378,7 @@ def _converter_for(catalog: Catalog, table: TableEntry, schema: StructType) -> R
                 f"Channels cannot write table {table.qualified}: column {default.column} is AUTOINCREMENT/IDENTITY."
             )
         if default.expression is not None and default.expression.strip().upper() != "NULL":
-            raise ChannelOpenError(
-                f"Channels cannot write table {table.qualified}: column {default.column} has a default value."
-            )
+            raise ChannelOpenError(f"Channels cannot write table {table.qualified}: column {default.column} has a default value.")
     for field in schema.fields:
         metadata = field.metadata or {}
         if "delta.identity.start" in metadata or "delta.generationExpression" in metadata:

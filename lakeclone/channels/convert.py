@@ -414,9 +414,7 @@ class RowConverter:
         ]
         return pa.Table.from_arrays(arrays, schema=self.arrow_schema)
 
-    def convert_rows(
-        self, rows: Sequence[Any], token: str | None
-    ) -> tuple[list[tuple[Any, ...]], list[list[InsertError]]]:
+    def convert_rows(self, rows: Sequence[Any], token: str | None) -> tuple[list[tuple[Any, ...]], list[list[InsertError]]]:
         """Each row converted (or None where it has errors), and each row's errors."""
         positions = {name.upper(): index for index, name in enumerate(self.names)}
         # The keys rows use, resolved once per batch rather than once per row.

@@ -195,14 +195,10 @@ def _write_clone(
         _deep_clone(execution, source, version, folder, parameters, new_table=True)
     else:
         _shallow_clone(execution, source, version, folder, parameters)
-    return ClonedTable(
-        table_id, name, source, version, CloneKind.DEEP if deep else CloneKind.SHALLOW, folder, source.managed
-    )
+    return ClonedTable(table_id, name, source, version, CloneKind.DEEP if deep else CloneKind.SHALLOW, folder, source.managed)
 
 
-def _shallow_clone(
-    execution: Execution, source: TableEntry, version: int, folder: str, parameters: dict[str, object]
-) -> None:
+def _shallow_clone(execution: Execution, source: TableEntry, version: int, folder: str, parameters: dict[str, object]) -> None:
     """Commit the source version's files, where they are, as the clone's first version, as Delta's SHALLOW CLONE would.
 
     For a source of up to 50 files the version's checksum lists them
@@ -255,9 +251,7 @@ def _deep_clone(
     snapshot = execution.delta.table(source.location).snapshot(version)
     counts = deep_clone.metrics(copy, source_size=snapshot.size, source_files=snapshot.num_files)
     with execution.work.delta(parameters=parameters, metrics=counts):
-        deep_clone.commit(
-            execution.delta, copy, source=source.location, version=version, target=folder, new_table=new_table
-        )
+        deep_clone.commit(execution.delta, copy, source=source.location, version=version, target=folder, new_table=new_table)
 
 
 def _register(execution: Execution, schema: SchemaEntry, cloned: ClonedTable) -> TableEntry:
@@ -310,9 +304,7 @@ def _clone_container(execution: Execution, kind: str) -> DataFrame:
     clone = expression.args["clone"]
     point = timetravel.point_of(clone.this)
     if point is not None and point.kind is PointKind.VERSION:
-        raise SqlCompilationError(
-            f"VERSION is not a point in time for a {kind.lower()}; use TIMESTAMP, OFFSET or STATEMENT."
-        )
+        raise SqlCompilationError(f"VERSION is not a point in time for a {kind.lower()}; use TIMESTAMP, OFFSET or STATEMENT.")
     moment = execution.tables.moment_of(point) if point is not None else execution.started_at
     before = point.before if point is not None else False
     catalog = execution.catalog
@@ -366,9 +358,7 @@ def _clone_container(execution: Execution, kind: str) -> DataFrame:
         if kind == "DATABASE":
             for key, value in catalog.parameters(source_db.id).items():
                 catalog.set_parameter(database.id, key, value)
-        pairs = [
-            (cloned.source.id, _register(execution, schema_pairs[index][1], cloned).id) for index, cloned in written
-        ]
+        pairs = [(cloned.source.id, _register(execution, schema_pairs[index][1], cloned).id) for index, cloned in written]
         _run_clone_hooks(CloneEvent(catalog, execution.now(), pairs, schema_pairs, existed))
     if kind == "SCHEMA":
         session.database, session.schema = targets[0]
@@ -387,9 +377,7 @@ def _replace_database(execution: Execution, name: str, expression: exp.Expressio
     return catalog.create_database(name, execution.now())
 
 
-def _replace_schema(
-    execution: Execution, database: DatabaseEntry, name: str, expression: exp.Expression | None
-) -> SchemaEntry:
+def _replace_schema(execution: Execution, database: DatabaseEntry, name: str, expression: exp.Expression | None) -> SchemaEntry:
     catalog = execution.catalog
     existing = catalog.schema(database.name, name)
     if existing is not None:

@@ -89,14 +89,10 @@ def plan_copy(
 def _key(table: str, add: Mapping[str, Any]) -> tuple[str, str | None]:
     vector = add.get("deletionVector")
     vector_uri = deletion_vector_uri(vector, table) if vector else None
-    return posixpath.basename(resolve_log_path(add["path"], table)), (
-        posixpath.basename(vector_uri) if vector_uri else None
-    )
+    return posixpath.basename(resolve_log_path(add["path"], table)), (posixpath.basename(vector_uri) if vector_uri else None)
 
 
-def copy_files(
-    delta: Delta, storage: Storage, *, source: str, version: int, target: str, new_table: bool
-) -> DeepCopy:
+def copy_files(delta: Delta, storage: Storage, *, source: str, version: int, target: str, new_table: bool) -> DeepCopy:
     """Copy what a deep clone of ``source`` at ``version`` into ``target`` lacks; returns what to commit.
 
     The caller registers the removal of a new target folder should anything fail.

@@ -73,8 +73,13 @@ class Constraints:
                 ref_id = pending.ref_table.id if pending.ref_table is not None else entry.id
             catalog.add_constraint(
                 ConstraintEntry(
-                    entry.id, pending.name, pending.kind, pending.columns, entry.created_at,
-                    ref_id, pending.ref_columns,
+                    entry.id,
+                    pending.name,
+                    pending.kind,
+                    pending.columns,
+                    entry.created_at,
+                    ref_id,
+                    pending.ref_columns,
                 )
             )
 
@@ -135,9 +140,7 @@ def read_constraints(
             foreign.append((label, node, keys))
     for label, node, keys in foreign:
         reference = node if isinstance(node, exp.Reference) else node.args["reference"]
-        definition.constraints.append(
-            _foreign_key(execution, name, label, keys, reference, own_keys, list(upper.values()))
-        )
+        definition.constraints.append(_foreign_key(execution, name, label, keys, reference, own_keys, list(upper.values())))
     labels = [c.name for c in definition.constraints]
     if len(set(labels)) != len(labels):
         duplicate = next(n for n in labels if labels.count(n) > 1)
@@ -270,10 +273,22 @@ def show_imported_keys(execution: Execution, like: re.Pattern[str] | None) -> Da
                 data.append(
                     (
                         constraint.created_at,
-                        referenced.database, referenced.schema, referenced.name, pk_column,
-                        table.database, table.schema, table.name, fk_column,
-                        position, "NO ACTION", "NO ACTION", constraint.name, pk_name,
-                        "NOT DEFERRABLE", "false", None,
+                        referenced.database,
+                        referenced.schema,
+                        referenced.name,
+                        pk_column,
+                        table.database,
+                        table.schema,
+                        table.name,
+                        fk_column,
+                        position,
+                        "NO ACTION",
+                        "NO ACTION",
+                        constraint.name,
+                        pk_name,
+                        "NOT DEFERRABLE",
+                        "false",
+                        None,
                     )
                 )
     return results.rows(execution.spark, IMPORTED_KEYS_SCHEMA, data)

@@ -128,9 +128,7 @@ def narrowed(log: TableLog, changes: FileChanges) -> FileChanges:
             continue
         removed.extend([hidden] if hidden is not None else [])
         added.extend([shown] if shown is not None else [])
-    return FileChanges(
-        changes.start, changes.end, removed, added, appended=changes.appended, data_changed=changes.data_changed
-    )
+    return FileChanges(changes.start, changes.end, removed, added, appended=changes.appended, data_changed=changes.data_changed)
 
 
 def _as_add(remove: Mapping[str, Any]) -> dict[str, Any]:

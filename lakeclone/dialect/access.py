@@ -63,9 +63,7 @@ class AccessParser(Snowflake.Parser):
         if self._match_texts(PRINCIPALS):
             kind = self._prev.text.upper()
             exists = self._parse_exists(not_=True)
-            return self.expression(
-                CreatePrincipal(this=self._parse_principal_name(), kind=kind, replace=replace, exists=exists)
-            )
+            return self.expression(CreatePrincipal(this=self._parse_principal_name(), kind=kind, replace=replace, exists=exists))
         self._retreat(index)
         return super()._parse_create()
 
@@ -73,9 +71,7 @@ class AccessParser(Snowflake.Parser):
         if kind is None and self._match_texts(PRINCIPALS):
             principal = self._prev.text.upper()
             if_exists = self._parse_exists()
-            return self.expression(
-                DropPrincipal(this=self._parse_principal_name(), kind=principal, exists=if_exists)
-            )
+            return self.expression(DropPrincipal(this=self._parse_principal_name(), kind=principal, exists=if_exists))
         return super()._parse_drop(exists=exists, kind=kind)
 
     def _parse_grant(self) -> exp.Expression:
@@ -159,16 +155,12 @@ class AccessParser(Snowflake.Parser):
         if future:
             if not (self._match(TokenType.IN) and self._match_text_seq("SCHEMA")):
                 self.raise_error("Expected IN SCHEMA", self._curr)
-            return self.expression(
-                ShowGrants(this=self._parse_table_parts(is_db_reference=True), on="SCHEMA", future=True)
-            )
+            return self.expression(ShowGrants(this=self._parse_table_parts(is_db_reference=True), on="SCHEMA", future=True))
         if self._match(TokenType.ON):
             if self._match_text_seq("ACCOUNT"):
                 return self.expression(ShowGrants(on="ACCOUNT"))
             kind = self._parse_securable_kind()
-            return self.expression(
-                ShowGrants(this=self._parse_table_parts(is_db_reference=kind == "SCHEMA"), on=kind)
-            )
+            return self.expression(ShowGrants(this=self._parse_table_parts(is_db_reference=kind == "SCHEMA"), on=kind))
         if self._match_text_seq("TO"):
             if not self._match_texts(PRINCIPALS):
                 self.raise_error("Expected ROLE or USER", self._curr)

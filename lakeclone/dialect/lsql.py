@@ -43,8 +43,9 @@ AlterActionParser = t.Callable[["LsqlParser", dict[str, t.Any]], exp.Expression 
 
 _PARAMETER_ACTIONS: dict[str, AlterActionParser] = {
     "SET": lambda self, target: self._parse_set_tags(target, unset=False) or self._parse_set_parameters(target),
-    "UNSET": lambda self, target: self._parse_set_tags(target, unset=True) or self.expression(
-        UnsetParameters(**target, expressions=self._parse_csv(self._parse_parameter_name))
+    "UNSET": lambda self, target: (
+        self._parse_set_tags(target, unset=True)
+        or self.expression(UnsetParameters(**target, expressions=self._parse_csv(self._parse_parameter_name)))
     ),
 }
 
@@ -131,8 +132,7 @@ class LsqlParser(policies.PolicyParser):
         TokenType.VIEW: _VIEW_ACTIONS,
     }
     ALTER_ACTION_TRIES: t.ClassVar = {
-        kind: new_trie(key.split(" ") for key in parsers)
-        for kind, parsers in ALTER_ACTION_PARSERS.items()
+        kind: new_trie(key.split(" ") for key in parsers) for kind, parsers in ALTER_ACTION_PARSERS.items()
     }
 
     CLONABLES: t.ClassVar = {TokenType.TABLE, TokenType.SCHEMA, TokenType.DATABASE}
@@ -218,11 +218,7 @@ class LsqlParser(policies.PolicyParser):
 
     def _parse_describe(self) -> exp.Expression:
         # A following dot makes HISTORY or DETAIL the name of what is described.
-        if (
-            self._next
-            and self._next.token_type != TokenType.DOT
-            and self._match_texts(self.DESCRIBE_PARSERS)
-        ):
+        if self._next and self._next.token_type != TokenType.DOT and self._match_texts(self.DESCRIBE_PARSERS):
             return self.DESCRIBE_PARSERS[self._prev.text.upper()](self)
         return super()._parse_describe()
 
@@ -254,9 +250,7 @@ class LsqlParser(policies.PolicyParser):
                 "exists": self._parse_exists(),
                 "this": self._parse_table_parts(),
             }
-            parser = self._find_parser(
-                self.ALTER_ACTION_PARSERS[kind], self.ALTER_ACTION_TRIES[kind]
-            )
+            parser = self._find_parser(self.ALTER_ACTION_PARSERS[kind], self.ALTER_ACTION_TRIES[kind])
             action = parser(self, target) if parser else None
             if action:
                 return action
@@ -346,9 +340,7 @@ class LsqlParser(policies.PolicyParser):
             else:
                 self.raise_error("Unexpected option", self._curr)
                 break
-        return self.expression(
-            CreateStream(this=this, kind=kind, source=source, replace=replace, exists=exists, **options)
-        )
+        return self.expression(CreateStream(this=this, kind=kind, source=source, replace=replace, exists=exists, **options))
 
     def _parse_create_clone(self) -> exp.Create | None:
         """``CREATE [OR REPLACE] [TRANSIENT] kind [IF NOT EXISTS] name [SHALLOW|DEEP] CLONE src``.
@@ -365,9 +357,7 @@ class LsqlParser(policies.PolicyParser):
         kind = self._prev
         exists = self._parse_exists(not_=True)
         # Same shapes as sqlglot's CREATE without CLONE: a schema's name is its `db`.
-        this = self._parse_table_parts(
-            schema=True, is_db_reference=kind.token_type == TokenType.SCHEMA
-        )
+        this = self._parse_table_parts(schema=True, is_db_reference=kind.token_type == TokenType.SCHEMA)
         if self._match(TokenType.L_PAREN, advance=False):
             return None  # a column list: no clone, which takes its source's columns
         # Options (LOCATION = '…', COMMENT = '…') may come before CLONE or after its source.
@@ -433,9 +423,7 @@ def _alter_target_sql(self: LsqlGenerator, expression: exp.Expression, kind: str
 
 
 def _set_parameters_sql(self: LsqlGenerator, expression: SetParameters) -> str:
-    settings = " ".join(
-        f"{self.sql(p, 'this')} = {self.sql(p, 'value')}" for p in expression.expressions
-    )
+    settings = " ".join(f"{self.sql(p, 'this')} = {self.sql(p, 'value')}" for p in expression.expressions)
     return f"{_alter_target_sql(self, expression, expression.text('kind'))} SET {settings}"
 
 
@@ -494,11 +482,7 @@ class Lsql(Snowflake):
 
     class Tokenizer(Snowflake.Tokenizer):
         # sqlglot tokenizes these as opaque commands; lsql parses their arguments.
-        KEYWORDS = {
-            word: token
-            for word, token in Snowflake.Tokenizer.KEYWORDS.items()
-            if word not in {"OPTIMIZE", "VACUUM"}
-        }
+        KEYWORDS = {word: token for word, token in Snowflake.Tokenizer.KEYWORDS.items() if word not in {"OPTIMIZE", "VACUUM"}}
 
     Parser = LsqlParser
     Generator = LsqlGenerator

@@ -96,9 +96,7 @@ class PolicyParser(access.AccessParser):
             if policy_kind is not None:
                 if_exists = self._parse_exists()
                 # DropPolicy stands where sqlglot's DROP would; the engine dispatches on its class.
-                return self.expression(
-                    DropPolicy(this=self._parse_table_parts(), kind=policy_kind, exists=if_exists)
-                )
+                return self.expression(DropPolicy(this=self._parse_table_parts(), kind=policy_kind, exists=if_exists))
             self._retreat(index)
         return super()._parse_drop(exists=exists, kind=kind)
 

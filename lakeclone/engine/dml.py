@@ -215,9 +215,7 @@ def merge(execution: Execution) -> DataFrame:
     )
     if registry.SLOTS.merge_defaults is not None:
         reference = execution.tables.reference(target.entry, target.version)
-        statement = registry.SLOTS.merge_defaults(
-            execution, target.entry, target.schema, to_spark(reference), statement
-        )
+        statement = registry.SLOTS.merge_defaults(execution, target.entry, target.schema, to_spark(reference), statement)
     with execution.work.delta(parameters=_predicate(expression.args["on"]), rewrite=target.rewrite):
         counts = _merge_by_snowflakes_rule(execution, statement)
     _after(execution, target)
@@ -312,7 +310,5 @@ def _insert_values(insert: exp.Insert, target: Target, execution: Execution) -> 
         columns = columns_node.expressions if isinstance(columns_node, exp.Tuple) else [columns_node]
         names = [target.field(c.name).name for c in columns]
     if len(names) != len(values):
-        raise SqlCompilationError(
-            f"Insert value list does not match column list expecting {len(names)} but got {len(values)}"
-        )
+        raise SqlCompilationError(f"Insert value list does not match column list expecting {len(names)} but got {len(values)}")
     return {name: _cast(_sql(value, execution), target.field(name)) for name, value in zip(names, values, strict=True)}

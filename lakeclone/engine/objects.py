@@ -137,7 +137,5 @@ def external_location(execution: Execution, text: str) -> str:
         )
     for table in execution.catalog.table_locations():
         if is_within(location, table.location) or is_within(table.location, location):
-            raise InvalidLocationError(
-                f"Location '{text}' overlaps the folder of table {table.qualified} ({table.location})."
-            )
+            raise InvalidLocationError(f"Location '{text}' overlaps the folder of table {table.qualified} ({table.location}).")
     return location

@@ -59,7 +59,5 @@ def clone_policies(event: CloneEvent) -> None:
                 )
             )
         for tag in catalog.tag_references(source_id):
-            catalog.set_tag(
-                TagReference(copied.get(tag.tag_id, tag.tag_id), tag.object_kind, clone_id, tag.column, tag.value)
-            )
+            catalog.set_tag(TagReference(copied.get(tag.tag_id, tag.tag_id), tag.object_kind, clone_id, tag.column, tag.value))
     event.remapped["policy"] = copied

@@ -218,8 +218,7 @@ def _literal_condition(columns: list[exp.Column], values: list[tuple[Any, ...]])
     matches: list[exp.Expression] = []
     for row in values:
         equal: list[exp.Expression] = [
-            exp.NullSafeEQ(this=column.copy(), expression=exp.convert(value))
-            for column, value in zip(columns, row, strict=True)
+            exp.NullSafeEQ(this=column.copy(), expression=exp.convert(value)) for column, value in zip(columns, row, strict=True)
         ]
         matches.append(functools.reduce(lambda a, b: exp.And(this=a, expression=b), equal))
     return exp.Paren(this=functools.reduce(lambda a, b: exp.Or(this=a, expression=b), matches))
@@ -236,9 +235,7 @@ def _column_tags(protection_: Protection, column: str) -> Mapping[str, str]:
     return {}
 
 
-def _inlined(
-    tables: Tables, policy: PolicyEntry, arguments: list[exp.Column], tags: Mapping[str, str]
-) -> exp.Expression:
+def _inlined(tables: Tables, policy: PolicyEntry, arguments: list[exp.Column], tags: Mapping[str, str]) -> exp.Expression:
     """``policy``'s body with its arguments replaced by ``arguments`` and bound for this session.
 
     ``tags`` are the tag values SYSTEM$GET_TAG_ON_CURRENT_COLUMN reads (qualified tag name -> value).

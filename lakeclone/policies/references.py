@@ -156,8 +156,18 @@ def tag_references(tables: Tables, call: exp.Anonymous) -> exp.Expression:
             continue
         level = "COLUMN" if reference.column else kind
         rows.append(
-            (tag.database, tag.schema, tag.name, reference.value, level, owner.database, owner.schema, owner.name,
-             "COLUMN" if reference.column else kind, reference.column or None)
+            (
+                tag.database,
+                tag.schema,
+                tag.name,
+                reference.value,
+                level,
+                owner.database,
+                owner.schema,
+                owner.name,
+                "COLUMN" if reference.column else kind,
+                reference.column or None,
+            )
         )
     return tables.bind_frame(tables.spark.createDataFrame(rows, TAG_REFERENCES_SCHEMA), None)
 

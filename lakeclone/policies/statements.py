@@ -287,9 +287,7 @@ def alter_column_policy(execution: Execution) -> DataFrame:
     _require_apply(execution, owner, PolicyKind.MASKING, [securable])
     using = [_column_named(columns, c, owner) for c in expression.args.get("using") or []] or [(column, column_type)]
     if using[0][0] != column:
-        raise SqlCompilationError(
-            f"The first column of USING must be the column the policy masks, {column}, not {using[0][0]}."
-        )
+        raise SqlCompilationError(f"The first column of USING must be the column the policy masks, {column}, not {using[0][0]}.")
     if len(using) != len(policy.signature):
         raise SqlCompilationError(
             f"Masking policy {policy.name} takes {len(policy.signature)} arguments; "
@@ -382,8 +380,7 @@ def alter_tags(execution: Execution) -> DataFrame:
 # SHOW and DESCRIBE ------------------------------------------------------------------------
 
 POLICIES_SCHEMA = (
-    "created_on TIMESTAMP, name STRING, database_name STRING, schema_name STRING, kind STRING, owner STRING, "
-    "comment STRING"
+    "created_on TIMESTAMP, name STRING, database_name STRING, schema_name STRING, kind STRING, owner STRING, comment STRING"
 )
 TAGS_SCHEMA = (
     "created_on TIMESTAMP, name STRING, database_name STRING, schema_name STRING, owner STRING, comment STRING, "
@@ -405,13 +402,27 @@ def _show(kind: PolicyKind) -> registry.ShowHandler:
                 if kind is PolicyKind.TAG:
                     allowed = policy.allowed_values
                     data.append(
-                        (policy.created_at, policy.name, policy.database, policy.schema, owner, policy.comment or "",
-                         None if allowed is None else "[" + ",".join(f'"{v}"' for v in allowed) + "]")
+                        (
+                            policy.created_at,
+                            policy.name,
+                            policy.database,
+                            policy.schema,
+                            owner,
+                            policy.comment or "",
+                            None if allowed is None else "[" + ",".join(f'"{v}"' for v in allowed) + "]",
+                        )
                     )
                 else:
                     data.append(
-                        (policy.created_at, policy.name, policy.database, policy.schema,
-                         kind.value.replace(" ", "_"), owner, policy.comment or "")
+                        (
+                            policy.created_at,
+                            policy.name,
+                            policy.database,
+                            policy.schema,
+                            kind.value.replace(" ", "_"),
+                            owner,
+                            policy.comment or "",
+                        )
                     )
         return results.rows(execution.spark, TAGS_SCHEMA if kind is PolicyKind.TAG else POLICIES_SCHEMA, data)
 

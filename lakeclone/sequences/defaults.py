@@ -52,9 +52,7 @@ class Defaults:
             catalog.set_column_default(entry.id, default)
 
 
-def read_defaults(
-    execution: Execution, name: QualifiedName, create: exp.Create, elements: list[exp.Expression]
-) -> Defaults:
+def read_defaults(execution: Execution, name: QualifiedName, create: exp.Create, elements: list[exp.Expression]) -> Defaults:
     """The ``DEFAULT`` constraints of CREATE TABLE's columns."""
     found = Defaults()
     for column in elements:
@@ -262,8 +260,7 @@ def _numbered_source(
     flags = []
     for index, name in enumerate(sequenced):
         branches = " ".join(
-            f"WHEN {clause.condition or 'TRUE'} THEN {'FALSE' if name in clause.values else 'TRUE'}"
-            for clause in inserts
+            f"WHEN {clause.condition or 'TRUE'} THEN {'FALSE' if name in clause.values else 'TRUE'}" for clause in inserts
         )
         flags.append(f"(`_lc_unmatched` AND COALESCE(CASE {branches} END, FALSE)) AS `_lc_need_{index}`")
     flagged = execution.spark.sql(f"SELECT {source_alias}.*, {', '.join(flags)} FROM ({split}) AS {source_alias}")
@@ -306,8 +303,8 @@ def clone_sequences_and_defaults(event: CloneEvent) -> None:
     for source_id, clone_id in event.tables:
         for default in catalog.column_defaults(source_id):
             sequence_id = default.sequence_id
-            remapped = default if sequence_id is None else dataclasses.replace(
-                default, sequence_id=cloned.get(sequence_id, sequence_id)
+            remapped = (
+                default if sequence_id is None else dataclasses.replace(default, sequence_id=cloned.get(sequence_id, sequence_id))
             )
             catalog.set_column_default(clone_id, remapped)
 

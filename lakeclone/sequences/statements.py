@@ -63,9 +63,7 @@ def create_sequence(execution: Execution) -> DataFrame:
             if not expression.args.get("replace"):
                 raise ObjectExistsError(name.name)
             catalog.drop_sequence(existing, execution.now())
-        catalog.create_sequence(
-            schema, name.name, start=start, increment=increment, now=execution.now(), comment=comment
-        )
+        catalog.create_sequence(schema, name.name, start=start, increment=increment, now=execution.now(), comment=comment)
     return results.status(execution.spark, f"Sequence {name.name} successfully created.")
 
 

@@ -57,9 +57,7 @@ def stream_changes(tables: Tables, stream: StreamEntry) -> tuple[DataFrame, Stre
         stream = transaction.streams.setdefault(stream.id, stream)
     state = staleness(catalog, stream, tables.now)
     if state.reason is not None:
-        raise StaleStreamError(
-            f"Stream {stream.qualified} is stale: {state.reason}. Recreate it with CREATE OR REPLACE STREAM."
-        )
+        raise StaleStreamError(f"Stream {stream.qualified} is stale: {state.reason}. Recreate it with CREATE OR REPLACE STREAM.")
     if stream.source_kind is SourceKind.VIEW:
         return view_reader.stream_changes(tables, stream)
     ((table_id, start),) = stream.offsets.items()
@@ -131,9 +129,7 @@ def bind_table_changes(tables: Tables, call: exp.Anonymous) -> exp.Expression:
         .option("endingVersion", end)
         .load(entry.location)
     )
-    times = tables.spark.createDataFrame(
-        [(c.version, c.timestamp) for c in history], "lc_version BIGINT, lc_time TIMESTAMP"
-    )
+    times = tables.spark.createDataFrame([(c.version, c.timestamp) for c in history], "lc_version BIGINT, lc_time TIMESTAMP")
     columns = [F.col(f"`{c}`") for c in feed.columns if c != "_commit_timestamp"]
     frame = feed.join(F.broadcast(times), feed["_commit_version"] == times["lc_version"]).select(
         *columns, F.col("lc_time").alias("_commit_timestamp")
@@ -151,4 +147,3 @@ def _version_argument(tables: Tables, entry: TableEntry, value: exp.Expression, 
     if not versions:
         raise timetravel.not_available(entry.name)
     return min(versions) if first else max(versions)
-

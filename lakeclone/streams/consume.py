@@ -100,8 +100,7 @@ def before_commit(execution: Execution, target: str | None) -> None:
                     error.retryable = True
                     raise error
                 catalog.record_consumption(
-                    Consumption(stream_id, holder, execution.executor.session.id, target,
-                                dict(read.read_to), read.initial_rows)
+                    Consumption(stream_id, holder, execution.executor.session.id, target, dict(read.read_to), read.initial_rows)
                 )
                 recorded.append(stream_id)
                 del pending[stream_id]
@@ -170,9 +169,7 @@ def _landed(catalog: Catalog, delta: Delta, consumption: Consumption) -> bool:
     return log.exists() and any(c.query_id == consumption.query_id for c in log.history())
 
 
-def resolve_abandoned(
-    catalog: Catalog, delta: Delta, warehouse: Path, now: dt.datetime, stream_id: str | None = None
-) -> None:
+def resolve_abandoned(catalog: Catalog, delta: Delta, warehouse: Path, now: dt.datetime, stream_id: str | None = None) -> None:
     """Resolve the consumptions whose sessions are gone (of one stream, or all)."""
     for consumption in catalog.consumptions():
         if stream_id is not None and consumption.stream_id != stream_id:

@@ -77,9 +77,7 @@ def with_lineage(
 
 
 class _Rewriter:
-    def __init__(
-        self, sources: Sequence[Source], columns_of: Callable[[exp.Query], list[str]], view: ViewEntry
-    ) -> None:
+    def __init__(self, sources: Sequence[Source], columns_of: Callable[[exp.Query], list[str]], view: ViewEntry) -> None:
         self._sources = sources
         self._columns_of = columns_of
         self._view = view

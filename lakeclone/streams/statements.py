@@ -91,9 +91,7 @@ def create_stream(execution: Execution) -> DataFrame:
     return results.status(execution.spark, f"Stream {name.name} successfully created.")
 
 
-def _offsets(
-    execution: Execution, bases: Sequence[TableEntry], source: exp.Table, *, on: str, view: bool
-) -> dict[str, int]:
+def _offsets(execution: Execution, bases: Sequence[TableEntry], source: exp.Table, *, on: str, view: bool) -> dict[str, int]:
     """The versions a new stream's changes start after, by base table: now, a time-travel point, or another stream's.
 
     The first stream on a table (or on a view reading it) turns the table's

@@ -70,9 +70,7 @@ def stream_changes(tables: Tables, stream: StreamEntry) -> tuple[DataFrame, Stre
     return frame, StreamRead(stream.id, stream.name, starts, ends, initial_rows=False)
 
 
-def changes(
-    tables: Tables, plan: ViewPlan, starts: Mapping[str, int], ends: Mapping[str, int], mode: StreamMode
-) -> DataFrame:
+def changes(tables: Tables, plan: ViewPlan, starts: Mapping[str, int], ends: Mapping[str, int], mode: StreamMode) -> DataFrame:
     """The change of ``plan``'s view from versions ``starts`` to ``ends`` (by table id), with the metadata columns."""
     from pyspark.sql import functions as F
 
@@ -100,8 +98,7 @@ def evaluate(tables: Tables, plan: ViewPlan, sources: list[DataFrame]) -> DataFr
     """
     spark = tables.spark
     bound = [
-        Source(tables.bind_frame(frame, None), tuple(c for c in frame.columns if c not in (ROW_ID, TOUCHED)))
-        for frame in sources
+        Source(tables.bind_frame(frame, None), tuple(c for c in frame.columns if c not in (ROW_ID, TOUCHED))) for frame in sources
     ]
 
     def columns_of(query: exp.Query) -> list[str]:
@@ -200,9 +197,7 @@ def _net(old: DataFrame, new: DataFrame, plan: ViewPlan) -> DataFrame:
     changed = ~(both & F.col("o.row").eqNullSafe(F.col("n.row")))
 
     def record(row: str, present: Column, action: str) -> Column:
-        return F.when(
-            present & changed, F.struct(F.col(row).alias("row"), F.lit(action).alias("action"), both.alias("update"))
-        )
+        return F.when(present & changed, F.struct(F.col(row).alias("row"), F.lit(action).alias("action"), both.alias("update")))
 
     deleted = record("o.row", in_old, DELETE)
     inserted = record("n.row", in_new, INSERT)

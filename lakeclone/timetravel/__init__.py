@@ -93,9 +93,7 @@ def readable(history: Sequence[Commit], version: int, horizon: dt.datetime) -> b
     return not later or later[0].timestamp >= horizon
 
 
-def version_at(
-    history: Sequence[Commit], moment: dt.datetime, *, before: bool, name: str, horizon: dt.datetime
-) -> int:
+def version_at(history: Sequence[Commit], moment: dt.datetime, *, before: bool, name: str, horizon: dt.datetime) -> int:
     """The version current at ``moment`` (just before it, with ``before``)."""
     if moment < horizon:
         raise not_available(name)
@@ -116,17 +114,14 @@ def check_version(history: Sequence[Commit], version: int, *, name: str, horizon
         raise not_available(name)
     if version not in versions:
         raise TimeTravelError(
-            f"Cannot time travel Delta table to version {version}. "
-            f"Available versions: [{versions[0]}, {versions[-1]}]."
+            f"Cannot time travel Delta table to version {version}. Available versions: [{versions[0]}, {versions[-1]}]."
         )
     if not readable(history, version, horizon):
         raise not_available(name)
     return version
 
 
-def version_at_statement(
-    history: Sequence[Commit], mark: StatementMark, *, before: bool, name: str, horizon: dt.datetime
-) -> int:
+def version_at_statement(history: Sequence[Commit], mark: StatementMark, *, before: bool, name: str, horizon: dt.datetime) -> int:
     """The version a statement point names.
 
     On a table the statement wrote, BEFORE is the version before its first
@@ -143,11 +138,7 @@ def version_at_statement(
         return check_version(history, version, name=name, horizon=horizon)
     tick = mark.started_tick if before or mark.finished_tick is None else mark.finished_tick
     moment = mark.started_at if before or mark.finished_at is None else mark.finished_at
-    earlier = [
-        c.version
-        for c in history
-        if (c.lakeclone.tick < tick if c.lakeclone is not None else c.timestamp < moment)
-    ]
+    earlier = [c.version for c in history if (c.lakeclone.tick < tick if c.lakeclone is not None else c.timestamp < moment)]
     if not earlier:
         raise not_available(name)
     return check_version(history, max(earlier), name=name, horizon=horizon)

@@ -67,8 +67,9 @@ def commit(executor: Executor) -> None:
         log = executor.delta.table(entry.location)
         if log.exists():
             latest = log.version()
-            hidden.append(HiddenVersions(entry.id, lock.base_version + 1, latest - 1, lock.base_version,
-                                         HiddenOutcome.INTERMEDIATE))
+            hidden.append(
+                HiddenVersions(entry.id, lock.base_version + 1, latest - 1, lock.base_version, HiddenOutcome.INTERMEDIATE)
+            )
     now = executor.lake.now()
     with catalog.transaction():
         for versions in hidden:
@@ -99,8 +100,7 @@ def roll_back(executor: Executor, transaction_id: str, query_id: str) -> None:
         with committing(spark, metadata):
             statements.restore(spark, entry.location, lock.base_version)
         restored = log.version()
-        hidden.append(HiddenVersions(entry.id, lock.base_version + 1, restored - 1, lock.base_version,
-                                     HiddenOutcome.ROLLED_BACK))
+        hidden.append(HiddenVersions(entry.id, lock.base_version + 1, restored - 1, lock.base_version, HiddenOutcome.ROLLED_BACK))
     with catalog.transaction():
         for versions in hidden:
             catalog.hide_versions(versions)

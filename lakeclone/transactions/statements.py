@@ -23,9 +23,20 @@ if TYPE_CHECKING:
 
 # What runs inside an open transaction; any other statement commits it first.
 TRANSACTIONAL: tuple[type, ...] = (
-    exp.Query, exp.Insert, exp.Update, exp.Delete, exp.Merge,
-    exp.Show, ShowParameters, exp.Describe, DescribeDetail, DescribeHistory, exp.Use,
-    exp.Transaction, exp.Commit, exp.Rollback,
+    exp.Query,
+    exp.Insert,
+    exp.Update,
+    exp.Delete,
+    exp.Merge,
+    exp.Show,
+    ShowParameters,
+    exp.Describe,
+    DescribeDetail,
+    DescribeHistory,
+    exp.Use,
+    exp.Transaction,
+    exp.Commit,
+    exp.Rollback,
 )
 
 
@@ -84,6 +95,4 @@ def show_transactions(execution: Execution, pattern: re.Pattern[str] | None) -> 
         for t in execution.catalog.open_transactions()
         if pattern is None or pattern.fullmatch(t.name or "")
     ]
-    return results.rows(
-        execution.spark, "id STRING, name STRING, session STRING, state STRING, started_on TIMESTAMP", rows
-    )
+    return results.rows(execution.spark, "id STRING, name STRING, session STRING, state STRING, started_on TIMESTAMP", rows)

@@ -279,8 +279,7 @@ def plan(
         for uri, why in rule(context, remaining).items():
             kept.setdefault(uri, why)
     decisions = [
-        FileDecision(uri, relative_to(uri, table.location), found[uri].size, kept.get(uri, DELETE))
-        for uri in sorted(found)
+        FileDecision(uri, relative_to(uri, table.location), found[uri].size, kept.get(uri, DELETE)) for uri in sorted(found)
     ]
     return VacuumPlan(table.qualified, table.location, horizon, decisions)
 

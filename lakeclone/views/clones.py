@@ -24,9 +24,7 @@ def clone_views(event: CloneEvent) -> None:
         for view in catalog.views(source):
             if not event.existed(view.created_at):
                 continue
-            clone = catalog.create_view(
-                target, view.name, definition=view.definition, columns=view.columns, now=event.now
-            )
+            clone = catalog.create_view(target, view.name, definition=view.definition, columns=view.columns, now=event.now)
             for key, value in catalog.parameters(view.id).items():
                 catalog.set_parameter(clone.id, key, value)
             cloned[view.id] = clone.id

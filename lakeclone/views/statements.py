@@ -120,8 +120,7 @@ def _columns(execution: Execution, name: QualifiedName, query: exp.Query, declar
     produced = execution.spark.sql(spark_sql(query, scope)).columns
     if declared and len(declared) != len(produced):
         raise SqlCompilationError(
-            f"View definition for '{name}' declared {len(declared)} column(s), "
-            f"but view query produces {len(produced)} column(s)."
+            f"View definition for '{name}' declared {len(declared)} column(s), but view query produces {len(produced)} column(s)."
         )
     columns = declared or produced
     check_column_names(columns)

@@ -78,9 +78,7 @@ def sql_name(qualified: str) -> str:
         ('LAKE.PUBLIC.ORDERS', 'LAKE.PUBLIC."My Table"')
     """
     parts = qualified.split(".", 2)
-    return ".".join(
-        part if _PLAIN_IDENTIFIER.fullmatch(part) else '"' + part.replace('"', '""') + '"' for part in parts
-    )
+    return ".".join(part if _PLAIN_IDENTIFIER.fullmatch(part) else '"' + part.replace('"', '""') + '"' for part in parts)
 
 
 # Reading the models back -------------------------------------------------------------

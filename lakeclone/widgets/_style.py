@@ -249,6 +249,7 @@ def html_table(
         >>> html_table(["n"], [["1"]], numeric_columns=[0]).count("<tr")
         2
     """
+
     def cell(tag: str, content: str, index: int) -> str:
         align = "right" if index in numeric_columns else "left"
         wrap = "normal" if index in wrapping_columns and tag == "td" else "nowrap"

@@ -430,9 +430,7 @@ def _draw_node(ax: Axes, node: LineageNode, centre: tuple[float, float], *, is_r
     )
 
 
-def _draw_edge(
-    ax: Axes, source: tuple[float, float], clone: tuple[float, float], version: int | None
-) -> None:
+def _draw_edge(ax: Axes, source: tuple[float, float], clone: tuple[float, float], version: int | None) -> None:
     start = (source[0] + _BOX_WIDTH / 2, source[1])
     end = (clone[0] - _BOX_WIDTH / 2, clone[1])
     ax.add_patch(
@@ -530,9 +528,7 @@ def _legend_handles(data: LineageData) -> list[Any]:
         ),
     ]
     if any(n.dropped_at is not None for n in data.nodes):
-        handles.append(
-            Patch(facecolor="none", edgecolor=_style.HORIZON_COLOUR, linestyle="--", label="dropped")
-        )
+        handles.append(Patch(facecolor="none", edgecolor=_style.HORIZON_COLOUR, linestyle="--", label="dropped"))
     return handles
 
 

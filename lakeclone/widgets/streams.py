@@ -206,9 +206,7 @@ def current_schema(lake: Lake) -> str:
     """
     database, schema = lake.current_database, lake.current_schema
     if not database or not schema:
-        raise SqlCompilationError(
-            "This session does not have a current schema. Call 'USE SCHEMA', or name the schema."
-        )
+        raise SqlCompilationError("This session does not have a current schema. Call 'USE SCHEMA', or name the schema.")
     return f"{database}.{schema}"
 
 

@@ -195,11 +195,7 @@ class TimelineData:
             )
             .collect()
         )
-        [parameter] = (
-            lake.sql(f"SHOW PARAMETERS LIKE '{RETENTION_PARAMETER}' IN TABLE {table_name}")
-            .select("value")
-            .collect()
-        )
+        [parameter] = lake.sql(f"SHOW PARAMETERS LIKE '{RETENTION_PARAMETER}' IN TABLE {table_name}").select("value").collect()
         retention_days = int(parameter["value"])
         on_table = _streams_on(lake, table_name) if streams else ()
         # Read after the history, so that "now" is not older than any commit.
@@ -209,9 +205,7 @@ class TimelineData:
         ordered = sorted(rows, key=lambda r: r["version"])
         # A version is readable until the next one replaces it, so what decides
         # is when its successor was committed; the newest is always readable.
-        replaced_at = [
-            _EPOCH + dt.timedelta(microseconds=later["commit_micros"]) for later in ordered[1:]
-        ] + [None]
+        replaced_at = [_EPOCH + dt.timedelta(microseconds=later["commit_micros"]) for later in ordered[1:]] + [None]
         versions = []
         for row, successor in zip(ordered, replaced_at, strict=True):
             timestamp = _EPOCH + dt.timedelta(microseconds=row["commit_micros"])
@@ -273,9 +267,7 @@ class TimelineData:
 
 def _streams_on(lake: Lake, table_name: str) -> tuple[StreamInfo, ...]:
     """The streams on a table, from ``SHOW STREAMS`` in every database: a stream may live in any schema."""
-    qualified = str(
-        qualified_name(table_reference(table_name), database=lake.current_database, schema=lake.current_schema)
-    )
+    qualified = str(qualified_name(table_reference(table_name), database=lake.current_database, schema=lake.current_schema))
     databases = [row["name"] for row in lake.sql("SHOW DATABASES").select("name").collect()]
     found = [
         # A stream on a view has an offset on each table the view reads: this one's is the one on the axis.
@@ -393,9 +385,7 @@ def plot_timeline(data: TimelineData, ax: Axes | None = None, *, spacing: Spacin
         fontsize=10,
         loc="left",
     )
-    ax.legend(
-        handles=_legend_handles(data), loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False
-    )
+    ax.legend(handles=_legend_handles(data), loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     return figure
 
 
@@ -488,12 +478,8 @@ def _draw_versions(ax: Axes, data: TimelineData, layout: _XLayout) -> list[int]:
 
 def _draw_horizon(ax: Axes, data: TimelineData, layout: _XLayout) -> None:
     if layout.horizon > layout.left:
-        ax.axvspan(
-            layout.left, layout.horizon, color=_style.EXPIRED_SHADE, alpha=0.15, lw=0, gid="expired-region"
-        )
-    ax.axvline(
-        layout.horizon, color=_style.HORIZON_COLOUR, linestyle="--", lw=1.2, zorder=4, gid="retention-horizon"
-    )
+        ax.axvspan(layout.left, layout.horizon, color=_style.EXPIRED_SHADE, alpha=0.15, lw=0, gid="expired-region")
+    ax.axvline(layout.horizon, color=_style.HORIZON_COLOUR, linestyle="--", lw=1.2, zorder=4, gid="retention-horizon")
     # Label the horizon on the side with more room, so that it stays clear of
     # the newest versions' labels when few versions are within retention.
     on_left = layout.horizon - layout.left > layout.right - layout.horizon
@@ -556,7 +542,13 @@ def _draw_streams(ax: Axes, data: TimelineData, layout: _XLayout, drawn: list[St
         ax.plot([x, x], [y, 0], color=colour, lw=0.7, linestyle=":", alpha=0.7, zorder=1.5)
         if not stream.stale and current_x > x:
             ax.plot(
-                [x, current_x], [y, y], color=colour, lw=4, alpha=0.3, solid_capstyle="butt", zorder=2,
+                [x, current_x],
+                [y, y],
+                color=colour,
+                lw=4,
+                alpha=0.3,
+                solid_capstyle="butt",
+                zorder=2,
                 gid="stream-pending",
             )
         marker = ax.scatter(
@@ -620,9 +612,7 @@ def _legend_handles(data: TimelineData) -> list[Any]:
     drawn = _drawn_streams(data)
     # The band is drawn for live streams with changes after their offset (see _draw_streams).
     if any(not s.stale and s.offset_version != data.current.version for s in drawn):
-        handles.append(
-            Line2D([], [], color=_style.STREAM_COLOUR, lw=4, alpha=0.3, label="stream: changes pending")
-        )
+        handles.append(Line2D([], [], color=_style.STREAM_COLOUR, lw=4, alpha=0.3, label="stream: changes pending"))
     # Each stream's STALE_AFTER: when it goes stale unless consumed.
     for stream in drawn:
         if stream.stale:
@@ -670,7 +660,7 @@ def timeline_html(data: TimelineData, *, selected_version: int | None = None) ->
         age = _style.format_age(data.now - entry.timestamp)
         rows_cell = _style.format_count(entry.rows)
         if entry.row_changes:
-            rows_cell += f' <small>({html.escape(entry.row_changes)})</small>'
+            rows_cell += f" <small>({html.escape(entry.row_changes)})</small>"
         rows.append(
             [
                 f"v{entry.version}",
@@ -680,11 +670,7 @@ def timeline_html(data: TimelineData, *, selected_version: int | None = None) ->
                 f"+{entry.files_added:,}",
                 f"−{entry.files_removed:,}",
                 "within" if entry.within_retention else "expired",
-                *(
-                    [";<br>".join(stream_state_html(s, data.now) for s in data.streams_at(entry.version))]
-                    if data.streams
-                    else []
-                ),
+                *([";<br>".join(stream_state_html(s, data.now) for s in data.streams_at(entry.version))] if data.streams else []),
                 # Break opportunities at the dashes, so that the id wraps rather than being cut off.
                 "<code>" + "-<wbr>".join(html.escape(part) for part in (entry.query_id or "").split("-")) + "</code>",
             ]
@@ -733,9 +719,7 @@ def _streams_header(data: TimelineData) -> str:
 
 def _details_html(entry: VersionEntry, data: TimelineData) -> str:
     here = data.streams_at(entry.version)
-    offsets = (
-        "<div>Stream offsets here: " + "; ".join(stream_state_html(s, data.now) for s in here) + "</div>" if here else ""
-    )
+    offsets = "<div>Stream offsets here: " + "; ".join(stream_state_html(s, data.now) for s in here) + "</div>" if here else ""
     summary = (
         f"<b>v{entry.version}</b> · {html.escape(entry.operation)} · "
         f"{_style.format_timestamp(entry.timestamp)} · "
@@ -841,8 +825,7 @@ class VersionTimeline(LiveWidget[TimelineData]):
         kept = self.version_picker.value
         versions = [v.version for v in data.versions]
         options = [
-            (f"v{v.version} · {v.operation} · {_style.format_timestamp(v.timestamp)}", v.version)
-            for v in reversed(data.versions)
+            (f"v{v.version} · {v.operation} · {_style.format_timestamp(v.timestamp)}", v.version) for v in reversed(data.versions)
         ]
         with self._quietly():
             self.version_picker.options = options

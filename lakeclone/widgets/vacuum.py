@@ -233,9 +233,7 @@ def vacuum_html(plan: VacuumPlan, *, files: bool = True) -> str:
     blocks = []
     for group in reason_groups(plan):
         swatch = _style.colour_swatch(_style.VACUUM_REASON_COLOURS[group.category])
-        blocks.append(
-            f"<details><summary>{swatch}{html.escape(group.label)}</summary>{files_html(plan, group)}</details>"
-        )
+        blocks.append(f"<details><summary>{swatch}{html.escape(group.label)}</summary>{files_html(plan, group)}</details>")
     return summary + "".join(blocks)
 
 
@@ -446,9 +444,7 @@ class VacuumExplorer(LiveWidget[_Planned]):
         configured = data.configured_hours if data is not None else getattr(self, "configured_hours", None)
         text = f"<b>{html.escape(self._table_name)}</b>"
         if configured is not None:
-            text += (
-                f" · configured retention {_style.format_days(int(configured // 24))} ({configured:g} hours)"
-            )
+            text += f" · configured retention {_style.format_days(int(configured // 24))} ({configured:g} hours)"
         if data is None:
             return text
         text += f" · <code>{html.escape(data.plan.location)}</code>"
@@ -545,9 +541,7 @@ class VacuumExplorer(LiveWidget[_Planned]):
 
 
 def _configured_hours(lake: Lake, table_name: str) -> float:
-    [parameter] = (
-        lake.sql(f"SHOW PARAMETERS LIKE '{RETENTION_PARAMETER}' IN TABLE {table_name}").select("value").collect()
-    )
+    [parameter] = lake.sql(f"SHOW PARAMETERS LIKE '{RETENTION_PARAMETER}' IN TABLE {table_name}").select("value").collect()
     return float(parameter["value"]) * 24
 
 
