@@ -61,7 +61,8 @@ class LsqlResult(pd.DataFrame):
 
     @property
     def _constructor(self) -> type[pd.DataFrame]:
-        return pd.DataFrame
+        plain: type[pd.DataFrame] = pd.DataFrame
+        return plain
 
     @classmethod
     def fetch(
@@ -91,7 +92,7 @@ class LsqlResult(pd.DataFrame):
         """
         # The limited frame is new: it takes what lakeclone noted on the statement's
         # (its position in the cell, the Lake's progress setting).
-        rows = checked(frame.limit(max_rows + 1), like=frame).toPandas()
+        rows: pd.DataFrame = checked(frame.limit(max_rows + 1), like=frame).toPandas()
         truncated = len(rows) > max_rows
         if truncated:
             rows = rows.iloc[:max_rows]

@@ -75,7 +75,7 @@ class LsqlMagics(Magics):  # Magics is a traitlets Configurable: %config LsqlMag
 
             %lsql -o n SELECT COUNT(*) FROM orders WHERE region = :region
         """
-        namespace = ChainMap(local_ns or {}, self.shell.user_ns)
+        namespace = ChainMap(local_ns or {}, self._user_namespace)
         try:
             command = LsqlCommand.parse(line, cell, magic=self.lsql, namespace=namespace)
             lake = self._lake(command.lake, namespace)
@@ -91,8 +91,16 @@ class LsqlMagics(Magics):  # Magics is a traitlets Configurable: %config LsqlMag
         except LakecloneError as error:
             raise LsqlCellError(str(error)) from error
         if command.out is not None:
-            self.shell.user_ns[command.out] = result
+            self._user_namespace[command.out] = result
         return result
+
+    @property
+    def _user_namespace(self) -> dict[str, Any]:
+        """The notebook's variables (IPython registers a magic with its shell, so there is one)."""
+        if self.shell is None:
+            raise LsqlCellError("%%lsql runs in an IPython shell.")
+        namespace: dict[str, Any] = self.shell.user_ns
+        return namespace
 
     @staticmethod
     def _lake(name: str | None, namespace: ChainMap[str, Any]) -> lakeclone.lake.Lake:
