@@ -113,6 +113,19 @@ class Storage:
         except Exception as error:
             raise InvalidLocationError(f"Location '{location}' is not usable: {_java_first_line(error)}") from None
 
+    def real(self, uri: str) -> str:
+        """``uri`` (qualified) with the symbolic links on its path followed: where its files really are.
+
+        Only local files have links (object stores have none); Hadoop's local
+        FileSystem does not report them unless symlinks are enabled JVM-wide,
+        so the JVM's own canonical path answers, which follows every link on
+        the part of the path that exists and keeps the rest as written.
+        """
+        if not uri.startswith("file:/") or uri.startswith("file://"):
+            return uri  # not a local path in Hadoop's qualified form (file:/x, decoded: '%', '#' are the name's)
+        canonical = str(self._jvm.java.io.File(uri.removeprefix("file:")).getCanonicalPath())
+        return f"file:{canonical}"
+
     def exists(self, uri: str) -> bool:
         path = self._path(uri)
         return bool(self._fs(path).exists(path))

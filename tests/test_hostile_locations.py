@@ -100,3 +100,31 @@ def test_hostile_locations_touch_nothing_outside_a_tables_own_folder(tmp_path: P
     assert [tuple(r) for r in lake.sql("SELECT * FROM managed").collect()] == [(2,)]
     # Only the harmless spellings of a fresh folder made tables.
     assert outcomes["refused"] > 3 * outcomes["created"], outcomes
+
+
+def test_a_symbolic_link_leads_no_table_into_another_s_folder_or_the_warehouse(
+    tmp_path: Path, spark, clock: lakeclone.ManualClock
+) -> None:
+    """The links are the machine's (a tenant with SQL makes none); a LOCATION through one is judged where it leads."""
+    warehouse = tmp_path / "warehouse"
+    lake = lakeclone.connect(warehouse, spark=spark, clock=clock)
+    victim = tmp_path / "outside" / "secret"
+    lake.sql(f"CREATE EXTERNAL TABLE secret (x STRING) LOCATION = '{victim}'")
+    lake.sql("INSERT INTO secret VALUES ('SECRET')")
+    lake.sql("CREATE TABLE managed (x STRING)")  # the warehouse's tables folder exists
+    (tmp_path / "to_table").symlink_to(victim)
+    (tmp_path / "to_warehouse").symlink_to(warehouse / "tables")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "to_elsewhere").symlink_to(tmp_path / "elsewhere")
+    before = files_under(victim, set())
+    for link, refusal in (("to_table", "overlaps the folder of table"), ("to_warehouse", "overlaps the warehouse")):
+        for statement in (
+            f"CREATE EXTERNAL TABLE e (x STRING) LOCATION = '{tmp_path / link}'",
+            f"CREATE EXTERNAL TABLE e LOCATION = '{tmp_path / link / 'sub'}' AS SELECT 'y' AS x",
+        ):
+            with pytest.raises(lakeclone.LakecloneError, match=refusal):
+                lake.sql(statement)
+    assert files_under(victim, set()) == before
+    # A link to a free folder is fine: the table lives where it leads.
+    lake.sql(f"CREATE EXTERNAL TABLE e (x STRING) LOCATION = '{tmp_path / 'to_elsewhere'}'")
+    assert folder_of(lake, "e") == tmp_path / "elsewhere"

@@ -25,7 +25,7 @@ from lakeclone.catalog.access import ACCOUNT, ACCOUNTADMIN, PUBLIC
 from lakeclone.catalog.names import database_name, schema_name
 from lakeclone.catalog.policies import PolicyEntry, PolicyKind
 from lakeclone.dialect import expressions as lx
-from lakeclone.engine.compiler import relation_references
+from lakeclone.engine.compiler import read_references
 from lakeclone.errors import InsufficientPrivilegesError, ObjectNotFoundError, SqlCompilationError
 from lakeclone.views.expand import definition_scope, parse_definition
 
@@ -54,10 +54,17 @@ class Securable:
 
 @dataclass(frozen=True)
 class Definer:
-    """A view whose definition a statement reads: its owner's rights, not the session's, reach what it reads."""
+    """A view or policy whose definition a statement reads: its owner's rights, not the session's, reach what it reads.
 
-    view: str
+    Attributes:
+        name: the view's or policy's qualified name, for messages.
+        owner: the role that owns it.
+        kind: what it is, for messages: ``view``, ``masking policy``, ``row access policy``.
+    """
+
+    name: str
     owner: str
+    kind: str = "view"
 
 
 @dataclass(frozen=True)
@@ -67,11 +74,14 @@ class Need:
     Attributes:
         definer: the view through which the object is read, whose owner must hold ``privileges``
             (Snowflake views run with their owner's rights); None for the session's role.
+        denied_on: what a denial names, when not the object itself: a schema clone names the
+            schema, not a table in it the role may not know of.
     """
 
     securable: Securable
     privileges: tuple[Privilege, ...]
     definer: Definer | None = None
+    denied_on: Securable | None = None
 
 
 ACCOUNT_SECURABLE = Securable(*ACCOUNT, "ACCOUNT")
@@ -155,7 +165,7 @@ class Guard:
                 self.require_for_view(catalog, need)
 
     def require_for_view(self, catalog: Catalog, need: Need) -> None:
-        """Raise unless the owner of the view ``need`` reads through holds what it needs, as Snowflake expands views."""
+        """Raise unless the owner of the view or policy ``need`` reads through holds what it needs (Snowflake's expansion)."""
         assert need.definer is not None
         owner_roles = self.roles(catalog, need.definer.owner)
         if ACCOUNTADMIN in owner_roles:
@@ -163,7 +173,7 @@ class Guard:
         try:
             self.require(catalog, owner_roles, need)
         except SqlCompilationError as error:
-            raise SqlCompilationError(f"Failure during expansion of view '{need.definer.view}': {error}") from None
+            raise SqlCompilationError(f"Failure during expansion of {need.definer.kind} '{need.definer.name}': {error}") from None
 
     def table(self, executor: Executor, entry: TableEntry, privilege: str) -> None:
         catalog = executor.catalog
@@ -174,6 +184,11 @@ class Guard:
         assert schema is not None
         securable = Securable("TABLE", entry.id, entry.name, (schema_securable(catalog, schema),))
         self.require(catalog, roles, Need(securable, (Privilege(privilege),)))
+
+    def owns_table(self, executor: Executor, table_id: str) -> bool:
+        catalog = executor.catalog
+        roles = self.roles(catalog, executor.context.role)
+        return ACCOUNTADMIN in roles or catalog.owner("TABLE", table_id) in roles
 
     def sees_table(self, executor: Executor, table_id: str) -> bool:
         catalog = executor.catalog
@@ -229,10 +244,14 @@ class Guard:
             if not self.holds(catalog, roles, target, Privilege.USAGE):
                 raise ObjectNotFoundError(target.name, target.kind.capitalize())
             return
-        if target.kind != "ACCOUNT" and not self.sees(catalog, roles, target):
+        seen = target.kind == "ACCOUNT" or self.sees(catalog, roles, target)
+        if seen and (not need.privileges or any(self.holds(catalog, roles, target, p) for p in need.privileges)):
+            return
+        if need.denied_on is not None:
+            raise InsufficientPrivilegesError(need.denied_on.kind, need.denied_on.name)
+        if not seen:
             raise ObjectNotFoundError(target.name, "Object")
-        if need.privileges and not any(self.holds(catalog, roles, target, p) for p in need.privileges):
-            raise InsufficientPrivilegesError(target.kind, target.name)
+        raise InsufficientPrivilegesError(target.kind, target.name)
 
     def owns(self, catalog: Catalog, roles: set[str], securable: Securable) -> bool:
         return ACCOUNTADMIN in roles or catalog.owner(securable.kind, securable.id) in roles
@@ -316,6 +335,8 @@ def _needs(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
         yield from _undrop(tables, expression)
     elif isinstance(expression, (exp.Alter, lx.SetParameters, lx.UnsetParameters)):
         yield from _owned(tables, expression.this, str(expression.args.get("kind") or "TABLE").upper())
+        if isinstance(expression, exp.Alter):
+            yield from _moved(tables, expression)
     elif isinstance(expression, (lx.AlterClustering, lx.AlterRecluster)):
         yield from _owned(tables, expression.this, "TABLE")
     elif isinstance(expression, (lx.Vacuum, lx.Optimize)):
@@ -336,8 +357,20 @@ def _needs(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
         yield from _show_scope(tables, expression.args["scope"], str(expression.args.get("scope_kind") or "").upper())
 
 
+def require_definer_reads(tables: Tables, query: exp.Expr, definer: Definer) -> None:
+    """Raise unless ``definer``'s owner may read every relation ``query`` reads: a policy body's mapping table.
+
+    ``tables`` resolves names as the definition does (its own schema). A body
+    is read with its owner's rights, at CREATE and at every use, so that a
+    policy reads only what its owner could read itself.
+    """
+    for need in _reads_of(tables, read_references(query), definer):
+        if need is not None:
+            GUARD.require_for_view(tables.catalog, need)
+
+
 def _reads(tables: Tables, expression: exp.Expr, *, skip: exp.Expr | None = None) -> Iterator[Need | None]:
-    references = [table for table in relation_references(expression) if table is not skip]
+    references = [table for table in read_references(expression) if table is not skip]
     yield from _reads_of(tables, references)
 
 
@@ -346,9 +379,21 @@ def _reads_of(tables: Tables, references: list[exp.Table], definer: Definer | No
     for table in references:
         securable = relation(tables, table)
         if securable is None:
+            # Missing or not: a role that may not use the schema learns only that.
+            yield _container_need(tables, table, definer)
             continue
         yield Need(securable, (Privilege.SELECT,), definer)
         yield from _behind(tables, securable, definer)
+
+
+def _container_need(tables: Tables, table: exp.Table, definer: Definer | None) -> Need | None:
+    """USAGE on the schema (else the database) a name that names no relation would be in, where that exists."""
+    name = tables.name(table)
+    schema = named_schema(tables.catalog, name.database, name.schema)
+    if schema is not None:
+        return Need(schema, (Privilege.USAGE,), definer)
+    database = database_securable(tables.catalog, name.database)
+    return Need(database, (Privilege.USAGE,), definer) if database is not None else None
 
 
 def _behind(tables: Tables, securable: Securable, definer: Definer | None) -> Iterator[Need | None]:
@@ -367,7 +412,7 @@ def _behind(tables: Tables, securable: Securable, definer: Definer | None) -> It
         assert view is not None
         scope = definition_scope(tables, view)
         owner = Definer(view.qualified, catalog.owner("VIEW", view.id))
-        yield from _reads_of(scope, relation_references(parse_definition(view.definition)), owner)
+        yield from _reads_of(scope, read_references(parse_definition(view.definition)), owner)
 
 
 def _source_need(catalog: Catalog, source_id: str) -> Need | None:
@@ -522,15 +567,46 @@ def _create(tables: Tables, expression: exp.Create) -> Iterator[Need | None]:
             yield Need(securable, (Privilege.CREATE_SCHEMA,))
         if clone is not None:
             source_database, source = schema_name(clone.this, database=tables.scope.database)
-            source_schema = named_schema(catalog, source_database, source)
-            yield Need(source_schema, (Privilege.USAGE,)) if source_schema else None
+            source_schema = catalog.schema(source_database, source)
+            if source_schema is not None:
+                yield from _cloned_schema(catalog, source_schema)
     elif kind == "DATABASE":
         yield Need(ACCOUNT_SECURABLE, (Privilege.CREATE_DATABASE,))
         if clone is not None:
-            cloned = database_securable(catalog, database_name(clone.this))
-            yield Need(cloned, (Privilege.USAGE,)) if cloned else None
+            source_entry = catalog.database(database_name(clone.this))
+            if source_entry is not None:
+                yield Need(Securable("DATABASE", source_entry.id, source_entry.name), (Privilege.USAGE,))
+                for schema_entry in catalog.schemas(source_entry):
+                    yield from _cloned_schema(catalog, schema_entry)
     else:
         raise SqlCompilationError(f"CREATE {kind} is not supported for roles other than ACCOUNTADMIN.")
+
+
+def _cloned_schema(catalog: Catalog, schema: SchemaEntry) -> Iterator[Need]:
+    """USAGE on a schema a clone copies, and SELECT on each of its tables, as cloning each table alone needs.
+
+    A role clones no table it could not read: a clone of the schema (or of
+    its database) that holds one fails as a whole and creates nothing. The
+    error names the schema, since the role may not know the table exists.
+    """
+    securable = schema_securable(catalog, schema)
+    yield Need(securable, (Privilege.USAGE,))
+    for table in catalog.tables(schema):
+        yield Need(Securable("TABLE", table.id, table.qualified, (securable,)), (Privilege.SELECT,), denied_on=securable)
+
+
+_MOVE_PRIVILEGE = {**_CREATE_PRIVILEGE, "STREAM": Privilege.CREATE_STREAM}
+
+
+def _moved(tables: Tables, alter: exp.Alter) -> Iterator[Need | None]:
+    """``ALTER … RENAME TO`` another schema creates the object there: USAGE and CREATE <kind> on that schema."""
+    privilege = _MOVE_PRIVILEGE.get(str(alter.args.get("kind") or "").upper())
+    for action in alter.args.get("actions") or []:
+        if privilege is None or not isinstance(action, exp.AlterRename) or not isinstance(action.this, exp.Table):
+            continue
+        old, new = tables.name(alter.this), tables.name(action.this)
+        if (old.database, old.schema) != (new.database, new.schema):
+            yield from _create_in_schema(tables, action.this, privilege)
 
 
 def _create_in_schema(tables: Tables, target: exp.Table, privilege: Privilege) -> Iterator[Need | None]:

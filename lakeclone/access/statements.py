@@ -288,7 +288,8 @@ def show_grants(execution: Execution) -> DataFrame:
     if expression.text("to"):
         name = _name(expression.this)
         if expression.text("to") == "USER":
-            if not catalog.user_exists(name):
+            # A user's role grants are shown to that user and to an administrator only.
+            if not catalog.user_exists(name) or (ACCOUNTADMIN not in roles and name != execution.session.user):
                 raise ObjectNotFoundError(name, "User")
             data: list[tuple[object, ...]] = [
                 (None, None, None, g.role, "USER", name, None, g.granted_by)
@@ -296,6 +297,8 @@ def show_grants(execution: Execution) -> DataFrame:
             ]
             return results.rows(execution.spark, GRANTS_SCHEMA, data)
         _require_role(execution, name)
+        if not _knows_role(execution, roles, name):
+            raise ObjectNotFoundError(name, "Role")
         rows = [
             (
                 None,
@@ -348,13 +351,30 @@ def _object_name(execution: Execution, kind: str, object_id: str) -> str:
     return f"{entry2.database}.{entry2.schema}.{entry2.name}" if entry2 else object_id
 
 
+def _knows_role(execution: Execution, roles: set[str], role: str) -> bool:
+    """Whether the session may list ``role`` and its grants: it is in the session's hierarchy, or owned by it."""
+    return ACCOUNTADMIN in roles or role in roles or execution.catalog.role_owner(role) in roles
+
+
 def _show_roles(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
-    data = [(created, name, owner) for name, owner, created in execution.catalog.roles() if like is None or like.fullmatch(name)]
+    """SHOW ROLES: every role to an administrator; to any other role, those in its hierarchy and those it owns."""
+    roles = _roles(execution)
+    data = [
+        (created, name, owner)
+        for name, owner, created in execution.catalog.roles()
+        if (like is None or like.fullmatch(name)) and (ACCOUNTADMIN in roles or name in roles or owner in roles)
+    ]
     return results.rows(execution.spark, "created_on TIMESTAMP, name STRING, owner STRING", data)
 
 
 def _show_users(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
-    data = [(created, name) for name, created in execution.catalog.users() if like is None or like.fullmatch(name)]
+    """SHOW USERS: every user to an administrator; to anyone else, only the signed-in user."""
+    administrator = ACCOUNTADMIN in _roles(execution)
+    data = [
+        (created, name)
+        for name, created in execution.catalog.users()
+        if (like is None or like.fullmatch(name)) and (administrator or name == execution.session.user)
+    ]
     return results.rows(execution.spark, "created_on TIMESTAMP, name STRING", data)
 
 

@@ -528,6 +528,7 @@ def parse(text: str) -> list[ParsedStatement]:
     statements = []
     for chunk, terminator, begin in _split(tokens):
         sql = text[begin : terminator.start if terminator else len(text)].strip()
+        _check_size(chunk)
         try:
             expression = dialect.parser().parse(chunk, text)[0]
         except ParseError as error:
@@ -545,8 +546,62 @@ def parse(text: str) -> list[ParsedStatement]:
             raise SqlCompilationError(f"cannot parse: {_plain(str(error))}") from None
         if not isinstance(expression, exp.Expression) or expression.find(exp.Command):
             raise UnsupportedStatementError(sql)
-        statements.append(ParsedStatement(normalize_identifiers(expression, dialect=dialect), sql))
+        statements.append(ParsedStatement(_named_tables(normalize_identifiers(expression, dialect=dialect)), sql))
     return statements
+
+
+def _named_tables(expression: exp.Expression) -> exp.Expression:
+    """``expression`` with each ``IDENTIFIER('name')`` or ``TABLE('name')`` in a table's place written as that name.
+
+    Snowflake reads ``FROM IDENTIFIER('t')`` and ``FROM TABLE('t')`` as
+    ``FROM t``; left as they are, they would reach Spark as names no binder,
+    privilege check or policy saw.
+
+    Raises:
+        SqlCompilationError: the IDENTIFIER's argument is no string literal.
+    """
+    for table in list(expression.find_all(exp.Table)):
+        dynamic = table.this
+        if not isinstance(dynamic, exp.DynamicIdentifier):
+            continue
+        if dynamic.expressions or not (isinstance(dynamic.this, exp.Literal) and dynamic.this.is_string):
+            raise SqlCompilationError("IDENTIFIER in a table's place takes one string literal: IDENTIFIER('db.s.t').")
+        named = table_reference(dynamic.this.name)
+        for key, value in table.args.items():
+            if key not in ("this", "db", "catalog") and value is not None:
+                named.set(key, value)
+        table.replace(named)
+    for rows in list(expression.find_all(exp.TableFromRows)):
+        if isinstance(rows.this, exp.Literal) and rows.this.is_string:
+            named = table_reference(rows.this.name)
+        elif isinstance(rows.this, exp.Column):
+            column = rows.this
+            named = exp.Table(this=column.this, db=column.args.get("table"), catalog=column.args.get("db"))
+        else:
+            continue
+        for key, value in rows.args.items():
+            if key != "this" and value is not None:
+                named.set(key, value)
+        rows.replace(named)
+    return expression
+
+
+MAX_CONNECTIVES = 1000
+"""Most ANDs and ORs one statement may hold.
+
+Spark plans a chain of them in time that grows much faster than its length
+(5,000 ANDs: minutes), so a statement past this is refused before it is
+parsed; a long list of alternatives reads better as IN (...) or a join anyway.
+"""
+
+
+def _check_size(tokens: list[Token]) -> None:
+    connectives = sum(1 for token in tokens if token.token_type in (TokenType.AND, TokenType.OR))
+    if connectives > MAX_CONNECTIVES:
+        raise SqlCompilationError(
+            f"The statement has {connectives} ANDs and ORs, more than the {MAX_CONNECTIVES} lakeclone plans; "
+            "write long lists of alternatives as IN (...) or a join with a table of values."
+        )
 
 
 def table_reference(text: str) -> exp.Table:

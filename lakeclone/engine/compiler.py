@@ -10,9 +10,11 @@ from sqlglot import exp
 
 from lakeclone import timetravel
 from lakeclone.engine import registry
+from lakeclone.engine.functions import check_functions
 from lakeclone.errors import ObjectNotFoundError, SqlCompilationError
 
 if TYPE_CHECKING:
+    from lakeclone.catalog.names import QualifiedName
     from lakeclone.engine.tables import Tables
 
 SPARK = "spark"
@@ -45,13 +47,13 @@ def bind_tables(expression: Bound, tables: Tables) -> Bound:
         elif isinstance(table.this, exp.Anonymous):
             function = registry.TABLE_FUNCTIONS.get(table.this.name.upper())
             if function is not None:
-                table.replace(carry_clauses(table, function(tables, table.this), alias=table.args.get("alias")))
+                table.replace(carry_clauses(table, function.bind(tables, table.this), alias=table.args.get("alias")))
     for rows in list(bound.find_all(exp.TableFromRows)):
         # TABLE(f(...)) and TABLE(INFORMATION_SCHEMA.f(...)): a table function lakeclone binds itself.
         call = rows.this.expression if isinstance(rows.this, exp.Dot) else rows.this
         if isinstance(call, exp.Anonymous) and call.name.upper() in registry.TABLE_FUNCTIONS:
             function = registry.TABLE_FUNCTIONS[call.name.upper()]
-            rows.replace(carry_clauses(rows, function(tables, call), alias=rows.args.get("alias")))
+            rows.replace(carry_clauses(rows, function.bind(tables, call), alias=rows.args.get("alias")))
     for table in references:
         table.replace(carry_clauses(table, _bound_relation(table, tables)))
     return bound
@@ -89,12 +91,39 @@ def relation_references(expression: exp.Expr) -> list[exp.Table]:
     ]
 
 
-def _bound_relation(table: exp.Table, tables: Tables) -> exp.Expression:
-    """A table reference bound, then read through the policies that protect it (see registry.PROTECTORS)."""
-    relation = _bound_name(table, tables)
+def table_function_calls(expression: exp.Expr) -> list[tuple[exp.Anonymous, registry.TableFunction]]:
+    """The calls in ``expression`` of table functions lakeclone binds, in either spelling: ``f(...)`` or ``TABLE(f(...))``."""
+    calls: list[tuple[exp.Anonymous, registry.TableFunction]] = []
+    for table in expression.find_all(exp.Table):
+        if isinstance(table.this, exp.Anonymous) and table.this.name.upper() in registry.TABLE_FUNCTIONS:
+            calls.append((table.this, registry.TABLE_FUNCTIONS[table.this.name.upper()]))
+    for rows in expression.find_all(exp.TableFromRows):
+        call = rows.this.expression if isinstance(rows.this, exp.Dot) else rows.this
+        if isinstance(call, exp.Anonymous) and call.name.upper() in registry.TABLE_FUNCTIONS:
+            calls.append((call, registry.TABLE_FUNCTIONS[call.name.upper()]))
+    return calls
+
+
+def read_references(expression: exp.Expr) -> list[exp.Table]:
+    """Every relation ``expression`` reads by name: those it names, and those its table functions read (TABLE_CHANGES')."""
+    read = [table for call, function in table_function_calls(expression) for table in function.reads(call)]
+    return [*relation_references(expression), *read]
+
+
+def protected(tables: Tables, name: QualifiedName, relation: exp.Expression) -> exp.Expression:
+    """``relation``, bound for what ``name`` names, read through the policies that protect it (see registry.PROTECTORS).
+
+    Every binding of a relation goes through here: a table's name, a stream's,
+    a view's, and what a table function reads.
+    """
     for protect in registry.PROTECTORS:
-        relation = protect(tables, tables.name(table), relation)
+        relation = protect(tables, name, relation)
     return relation
+
+
+def _bound_relation(table: exp.Table, tables: Tables) -> exp.Expression:
+    """A table reference bound, then read through the policies that protect it."""
+    return protected(tables, tables.name(table), _bound_name(table, tables))
 
 
 def _bound_name(table: exp.Table, tables: Tables) -> exp.Expression:
@@ -174,8 +203,13 @@ def check_query_forms(expression: exp.Expr) -> None:
 
 
 def to_spark(expression: exp.Expr) -> str:
-    """Spark SQL text for an lsql expression."""
+    """Spark SQL text for an lsql expression.
+
+    Raises:
+        SqlCompilationError: it uses a form lakeclone cannot run, or calls a function no statement may call.
+    """
     check_query_forms(expression)
+    check_functions(expression)
     return _spark_forms(expression.copy()).sql(dialect=SPARK)
 
 

@@ -124,18 +124,25 @@ def external_location(execution: Execution, text: str) -> str:
     A table's folder may not be the warehouse or lie inside it, may not hold
     the warehouse, and may not contain, or lie inside, any other table's
     folder (a live, dropped or purged table's: a purged table's folder can
-    still hold files a clone reads).
+    still hold files a clone reads). Folders are compared where their files
+    really are, symbolic links followed, and the table keeps that real
+    location: a link cannot lead a new table into another's folder.
 
     Raises:
         InvalidLocationError: the location is relative or overlaps what it may not.
     """
-    location = execution.storage.qualify(text)
+    storage = execution.storage
+    location = storage.real(storage.qualify(text))
     warehouse = execution.lake.location
-    if is_within(location, warehouse) or is_within(warehouse, location):
+    if _overlap(location, warehouse) or _overlap(location, storage.real(warehouse)):
         raise InvalidLocationError(
             f"Location '{text}' overlaps the warehouse ({warehouse}): an external table must live outside it."
         )
     for table in execution.catalog.table_locations():
-        if is_within(location, table.location) or is_within(table.location, location):
+        if _overlap(location, table.location) or _overlap(location, storage.real(table.location)):
             raise InvalidLocationError(f"Location '{text}' overlaps the folder of table {table.qualified} ({table.location}).")
     return location
+
+
+def _overlap(one: str, other: str) -> bool:
+    return is_within(one, other) or is_within(other, one)

@@ -158,7 +158,25 @@ TableClauseBinder = Callable[["Tables", exp.Table, "TableEntry"], "exp.Expressio
 TABLE_CLAUSES: dict[str, TableClauseBinder] = {}
 """Binders of a clause written after a table's name (``changes``: the CHANGES clause), by sqlglot's arg name."""
 
-TableFunction = Callable[["Tables", exp.Anonymous], "exp.Expression"]
+
+def _reads_nothing(call: exp.Anonymous) -> list[exp.Table]:
+    return []
+
+
+@dataclass(frozen=True)
+class TableFunction:
+    """A table function lakeclone binds itself.
+
+    Attributes:
+        bind: the call bound for the statement (a frame of rows, read through
+            the policies of what it reads: see :func:`lakeclone.engine.compiler.protected`).
+        reads: the relations a call reads, by the names it gives; the statement needs
+            SELECT on each, as on a relation it names.
+    """
+
+    bind: Callable[[Tables, exp.Anonymous], exp.Expression]
+    reads: Callable[[exp.Anonymous], list[exp.Table]] = _reads_nothing
+
 
 TABLE_FUNCTIONS: dict[str, TableFunction] = {}
 """Table functions lakeclone binds itself (``TABLE_CHANGES``), by upper-case name."""
@@ -218,6 +236,9 @@ class Authorizer(Protocol):
 
     def sees_table(self, executor: Executor, table_id: str) -> bool:
         """Whether the session's role may see a table (live or dropped), and use its schema and database."""
+
+    def owns_table(self, executor: Executor, table_id: str) -> bool:
+        """Whether the session's role owns a table (or is ACCOUNTADMIN)."""
 
     def visible(self, executor: Executor, what: str) -> tuple[tuple[str, ...], set[tuple[str, ...]]] | None:
         """What ``SHOW <what>`` may list: (its key columns, their values for the objects the role sees), or None for all."""

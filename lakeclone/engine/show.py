@@ -325,10 +325,21 @@ def _describe_table(execution: Execution) -> DataFrame:
 
 @registry.statement(lx.DescribeHistory)
 def history(execution: Execution) -> DataFrame:
-    """DESCRIBE HISTORY t: Delta's columns, newest first, with the Lake clock's commit times and lakeclone's query id."""
+    """DESCRIBE HISTORY t: Delta's columns, newest first, with the Lake clock's commit times and lakeclone's query id.
+
+    A DML commit's ``operationParameters`` hold its predicate with literal
+    values (``SSN = 'SSN-444'``): on a table with policies they are shown to
+    its owner only, since they may be values a mask or row policy hides.
+    """
     expression = execution.expression
     entry = execution.tables.entry(expression.this)
     commits = list(reversed(execution.tables.history(entry)))
+    authorizer = registry.SLOTS.authorizer
+    parameters_hidden = (
+        authorizer is not None
+        and execution.catalog.has_policies(entry.id)
+        and not authorizer.owns_table(execution.executor, entry.id)
+    )
     limit = expression.args.get("limit")
     if limit is not None:
         commits = commits[: max(literal_int(limit, "LIMIT"), 0)]
@@ -338,7 +349,7 @@ def history(execution: Execution) -> DataFrame:
             _utc(c.timestamp),
             None,
             c.operation,
-            dict(c.parameters),
+            None if parameters_hidden else dict(c.parameters),
             c.read_version,
             c.is_blind_append,
             dict(c.metrics),

@@ -249,8 +249,16 @@ class Tables:
         raise SqlCompilationError(f"invalid time travel point {point.kind.value}")
 
     def evaluate_timestamp(self, value: exp.Expression) -> dt.datetime:
-        """Evaluate a timestamp expression with Spark; a naive result is UTC."""
-        sql = exp.Cast(this=value.copy(), to=exp.DataType.build("TIMESTAMP")).sql(dialect="spark")
+        """Evaluate a timestamp expression with Spark; a naive result is UTC.
+
+        Raises:
+            SqlCompilationError: it reads a column or a relation (it must be a constant), or is no timestamp.
+        """
+        from lakeclone.engine.compiler import to_spark
+
+        if value.find(exp.Column, exp.Table, exp.Query, exp.TableFromRows) is not None:
+            raise SqlCompilationError(f"TIMESTAMP must be a constant expression: {value.sql(dialect='snowflake')}")
+        sql = to_spark(exp.Cast(this=value.copy(), to=exp.DataType.build("TIMESTAMP")))
         try:
             moment: dt.datetime | None = self.spark.sql(f"SELECT {sql} AS ts").collect()[0][0]
         except (ValueError, OverflowError):

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 from sqlglot.optimizer.simplify import simplify
 
-from lakeclone.access.guard import GUARD
+from lakeclone.access.guard import GUARD, Definer, require_definer_reads
 from lakeclone.catalog.policies import OBJECT_LEVEL, PolicyEntry
 from lakeclone.dialect import parse
 from lakeclone.engine.compiler import bind_tables, to_spark
@@ -157,7 +157,8 @@ def _wrapped(tables: Tables, relation: exp.Expression, columns: list[str], prote
         condition = _inlined(tables, row_filter.policy, arguments, protection_.tags.get(OBJECT_LEVEL, {}))
         if _always_true(condition):
             pass  # the session passes the policy whatever the row (an administrator's clause): no filter at all
-        elif _reads_tables(condition) and isinstance(inner, exp.Table) and inner.args.get("version") is not None:
+        elif _reads_tables(condition) and isinstance(inner, exp.Table):
+            # A table at its pinned version, or a stream's or table function's changes bound as a frame.
             select = select.where(_visible_condition(tables, inner, arguments, condition) or condition)
         else:
             select = select.where(condition)
@@ -196,17 +197,34 @@ def _visible_condition(
     changes: queries then filter by literals instead of joining the mapping
     table again. None when more than VISIBLE_TUPLES_LIMIT values pass (the
     condition is then inlined as it is).
+
+    Literals also keep the policy ahead of the user's predicate: Spark pushes
+    a filter below a semi-join (the inlined subquery), so a predicate that
+    raises an error would see the rows the policy hides, and name their
+    values; a filter of literals it keeps in front. A stream's or a table
+    function's changes (a frame, ``relation`` without a version) are
+    computed for the statement, uncached.
     """
+    if relation.args.get("version") is None:
+        # Changes bound as a frame for this statement alone: no other statement reads them again.
+        values = _visible_values(tables, relation, arguments, condition)
+        return None if values is None else _literal_condition(arguments, values)
     key = (to_spark(relation), to_spark(exp.select(*arguments).where(condition)))
     if key not in _VISIBLE:
-        inner = relation.copy()
-        visible = exp.select(*arguments).distinct().from_(inner).where(condition).limit(VISIBLE_TUPLES_LIMIT + 1)
-        values = [tuple(row) for row in tables.spark.sql(to_spark(visible)).collect()]
         if len(_VISIBLE) >= _VISIBLE_CACHE_SIZE:
             _VISIBLE.pop(next(iter(_VISIBLE)))
-        _VISIBLE[key] = values if len(values) <= VISIBLE_TUPLES_LIMIT else None
+        _VISIBLE[key] = _visible_values(tables, relation, arguments, condition)
     values_ = _VISIBLE[key]
     return None if values_ is None else _literal_condition(arguments, values_)
+
+
+def _visible_values(
+    tables: Tables, relation: exp.Table, arguments: list[exp.Column], condition: exp.Expression
+) -> list[tuple[Any, ...]] | None:
+    """The distinct values of ``arguments`` in ``relation``'s rows ``condition`` lets through; None past the limit."""
+    visible = exp.select(*arguments).distinct().from_(relation.copy()).where(condition).limit(VISIBLE_TUPLES_LIMIT + 1)
+    values = [tuple(row) for row in tables.spark.sql(to_spark(visible)).collect()]
+    return values if len(values) <= VISIBLE_TUPLES_LIMIT else None
 
 
 def _literal_condition(columns: list[exp.Column], values: list[tuple[Any, ...]]) -> exp.Expression:
@@ -264,6 +282,8 @@ def _inlined(tables: Tables, policy: PolicyEntry, arguments: list[exp.Column], t
         raise SqlCompilationError(f"Policy {policy.qualified} reads a table it protects: {' -> '.join(tables.relations)}.")
     body: exp.Expression = holder.this
     scope = tables.nested(SessionContext(policy.database, policy.schema), policy.qualified)
+    owner = tables.catalog.owner(policy.kind.value, policy.id)
+    require_definer_reads(scope, body, Definer(policy.qualified, owner, policy.kind.value.lower()))
     return bind_tables(body, scope)
 
 

@@ -10,6 +10,7 @@ from lakeclone.access.guard import GUARD, Need, relation
 from lakeclone.catalog.names import QualifiedName
 from lakeclone.catalog.policies import OBJECT_LEVEL, PolicyEntry, PolicyKind
 from lakeclone.dialect import table_reference
+from lakeclone.engine import registry
 from lakeclone.engine.compiler import spark_sql
 from lakeclone.errors import ObjectNotFoundError, SqlCompilationError
 from lakeclone.policies.model import column_types, protection
@@ -172,4 +173,7 @@ def tag_references(tables: Tables, call: exp.Anonymous) -> exp.Expression:
     return tables.bind_frame(tables.spark.createDataFrame(rows, TAG_REFERENCES_SCHEMA), None)
 
 
-TABLE_FUNCTIONS = {"POLICY_REFERENCES": policy_references, "TAG_REFERENCES": tag_references}
+TABLE_FUNCTIONS = {
+    "POLICY_REFERENCES": registry.TableFunction(policy_references),
+    "TAG_REFERENCES": registry.TableFunction(tag_references),
+}

@@ -15,8 +15,18 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from lakeclone.access.guard import ACCOUNT_SECURABLE, GUARD, Need, Securable, named_schema, relation
+from lakeclone.access.guard import (
+    ACCOUNT_SECURABLE,
+    GUARD,
+    Definer,
+    Need,
+    Securable,
+    named_schema,
+    relation,
+    require_definer_reads,
+)
 from lakeclone.access.privileges import Privilege
+from lakeclone.catalog.names import QualifiedName
 from lakeclone.catalog.policies import OBJECT_LEVEL, PolicyEntry, PolicyKind, PolicyReference, TagReference
 from lakeclone.dialect import Lsql
 from lakeclone.dialect.expressions import (
@@ -28,6 +38,7 @@ from lakeclone.dialect.expressions import (
     DropPolicy,
 )
 from lakeclone.engine import registry, results
+from lakeclone.engine.context import SessionContext
 from lakeclone.engine.show import matches, scope_schemas
 from lakeclone.errors import ObjectExistsError, ObjectNotFoundError, SqlCompilationError
 from lakeclone.policies.model import type_family
@@ -36,7 +47,6 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from lakeclone.catalog.entries import SchemaEntry
-    from lakeclone.catalog.names import QualifiedName
     from lakeclone.engine.executor import Execution
 
 _CREATE = {
@@ -111,6 +121,8 @@ def create_policy(execution: Execution) -> DataFrame:
                 f"Policy {name.name} cannot be dropped/replaced as it is associated with one or more entities."
             )
     arguments, returns, body = _definition(expression, kind)
+    if kind is not PolicyKind.TAG:
+        _require_body_reads(execution, str(name), name, execution.session.role, kind, expression.args["body"])
     allowed = expression.args.get("allowed_values")
     comment = expression.args.get("comment")
     with catalog.transaction():
@@ -129,6 +141,14 @@ def create_policy(execution: Execution) -> DataFrame:
         )
         catalog.set_owner(kind.value, created.id, execution.session.role)
     return results.status(execution.spark, f"{_LABELS[kind]} {name.name} successfully created.")
+
+
+def _require_body_reads(
+    execution: Execution, label: str, name: QualifiedName, owner: str, kind: PolicyKind, body: exp.Expression
+) -> None:
+    """Raise unless ``owner`` may read every relation a policy's body reads, its names resolved in the policy's schema."""
+    scope = execution.tables.nested(SessionContext(name.database, name.schema), label)
+    require_definer_reads(scope, body, Definer(label, owner, kind.value.lower()))
 
 
 def _definition(expression: exp.Expression, kind: PolicyKind) -> tuple[list[tuple[str, str]], str | None, str | None]:
@@ -196,6 +216,9 @@ def alter_policy(execution: Execution) -> DataFrame:
                 else:
                     catalog.set_tag_policy(policy.id, found.id)
     elif expression.args.get("body") is not None:
+        where = QualifiedName(policy.database, policy.schema, policy.name)
+        owner = catalog.owner(kind.value, policy.id)
+        _require_body_reads(execution, policy.qualified, where, owner, kind, expression.args["body"])
         with catalog.transaction():
             catalog.set_policy_body(policy, expression.args["body"].sql(dialect=Lsql))
     else:
@@ -269,6 +292,16 @@ def _require_apply(execution: Execution, owner: Securable, kind: PolicyKind, pol
     _require(execution, Need(owner, (Privilege.OWNERSHIP,)), *(Need(p, (Privilege.APPLY,)) for p in policies))
 
 
+def _securable_of(execution: Execution, policy_id: str) -> Securable:
+    """The securable of an attached masking policy, by id."""
+    policy = execution.catalog.policy_by_id(policy_id)
+    assert policy is not None  # a policy is not dropped while it is attached
+    reference = exp.table_(policy.name, db=policy.schema, catalog=policy.database, quoted=True)
+    securable = relation(execution.tables, reference, (policy.kind.value,))
+    assert securable is not None
+    return securable
+
+
 @registry.statement(AlterColumnPolicy)
 def alter_column_policy(execution: Execution) -> DataFrame:
     """``ALTER TABLE|VIEW t MODIFY COLUMN c SET MASKING POLICY p [USING (c, cond…)] [FORCE]`` or ``UNSET``."""
@@ -277,14 +310,17 @@ def alter_column_policy(execution: Execution) -> DataFrame:
     column, column_type = _column_named(columns, expression.args["column"], owner)
     catalog = execution.catalog
     present = [r for r in catalog.policy_references(owner.id) if r.column == column]
+    # Taking a policy off a column (UNSET, or FORCE in another's place) needs APPLY on it, as attaching it did:
+    # owning the object is not enough (a clone's owner does not own the policies its source passed on).
+    replaced = [_securable_of(execution, r.policy_id) for r in present]
     if expression.args.get("unset"):
-        _require_apply(execution, owner, PolicyKind.MASKING, [])
+        _require_apply(execution, owner, PolicyKind.MASKING, replaced)
         with catalog.transaction():
             for reference in present:
                 catalog.detach_policy(reference)
         return results.status(execution.spark, "Statement executed successfully.")
     policy, securable = _found(execution, expression.args["policy"], PolicyKind.MASKING)
-    _require_apply(execution, owner, PolicyKind.MASKING, [securable])
+    _require_apply(execution, owner, PolicyKind.MASKING, [securable, *replaced])
     using = [_column_named(columns, c, owner) for c in expression.args.get("using") or []] or [(column, column_type)]
     if using[0][0] != column:
         raise SqlCompilationError(f"The first column of USING must be the column the policy masks, {column}, not {using[0][0]}.")

@@ -26,6 +26,8 @@ from sqlglot import exp
 from lakeclone.catalog.entries import ColumnDefault
 from lakeclone.delta.statements import Merge, MergeClause, quoted
 from lakeclone.engine import registry
+from lakeclone.engine.compiler import to_spark
+from lakeclone.engine.functions import check_functions
 from lakeclone.errors import ObjectNotFoundError, SqlCompilationError
 
 if TYPE_CHECKING:
@@ -75,6 +77,7 @@ def default_of(execution: Execution, column: str, node: exp.Expression) -> Colum
         if sequence is None:
             raise ObjectNotFoundError(str(name))
         return ColumnDefault(column, sequence_id=sequence.id)
+    check_functions(node)
     if node.find(exp.Column, exp.Select, exp.Subquery):
         raise SqlCompilationError(
             f"Invalid column default expression [{node.sql(dialect='snowflake')}]: "
@@ -103,7 +106,7 @@ def defaults_by_column(catalog: Catalog, table_id: str) -> dict[str, ColumnDefau
 def constant_sql(default: ColumnDefault) -> str:
     """A constant default as Spark SQL."""
     assert default.expression is not None
-    return sqlglot.parse_one(default.expression, read="snowflake").sql(dialect="spark")
+    return to_spark(sqlglot.parse_one(default.expression, read="snowflake"))
 
 
 def reserve(catalog: Catalog, entry: TableEntry, default: ColumnDefault, count: int) -> tuple[int, int]:

@@ -14,7 +14,7 @@ from lakeclone.vacuum.plan import KEEP_REASONS
 
 registry.RELATIONS.append(binding.bind_stream)
 registry.TABLE_CLAUSES["changes"] = binding.bind_changes
-registry.TABLE_FUNCTIONS["TABLE_CHANGES"] = binding.bind_table_changes
+registry.TABLE_FUNCTIONS["TABLE_CHANGES"] = registry.TableFunction(binding.bind_table_changes, binding.table_changes_reads)
 registry.BEFORE_COMMIT.append(consume.before_commit)
 registry.FINISH.append(consume.finish)
 registry.RECOVERIES.append(consume.recover)

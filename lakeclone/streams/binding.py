@@ -16,6 +16,7 @@ from lakeclone import timetravel
 from lakeclone.catalog.entries import SourceKind, StreamMode
 from lakeclone.catalog.names import QualifiedName
 from lakeclone.dialect import table_reference
+from lakeclone.engine.compiler import protected
 from lakeclone.engine.tables import StreamRead
 from lakeclone.errors import SqlCompilationError
 from lakeclone.streams import consume, reader, tracking, view_reader
@@ -117,7 +118,8 @@ def bind_table_changes(tables: Tables, call: exp.Anonymous) -> exp.Expression:
     arguments = call.expressions
     if len(arguments) not in (2, 3) or not (isinstance(arguments[0], exp.Literal) and arguments[0].is_string):
         raise SqlCompilationError("TABLE_CHANGES takes a table name, a start and an optional end: table_changes('t', 1, 5).")
-    entry = tables.entry(table_reference(arguments[0].name))
+    reference = table_reference(arguments[0].name)
+    entry = tables.entry(reference)
     history = tables.history(entry)
     start = _version_argument(tables, entry, arguments[1], first=True)
     end = _version_argument(tables, entry, arguments[2], first=False) if len(arguments) == 3 else history[-1].version
@@ -134,7 +136,16 @@ def bind_table_changes(tables: Tables, call: exp.Anonymous) -> exp.Expression:
     frame = feed.join(F.broadcast(times), feed["_commit_version"] == times["lc_version"]).select(
         *columns, F.col("lc_time").alias("_commit_timestamp")
     )
-    return tables.bind_frame(frame, None)
+    # Its rows are the table's, before and after each change: the table's policies mask and filter them.
+    return protected(tables, tables.name(reference), tables.bind_frame(frame, None))
+
+
+def table_changes_reads(call: exp.Anonymous) -> list[exp.Table]:
+    """The table a ``table_changes('t', ...)`` call reads; none when the call is malformed (binding says why)."""
+    arguments = call.expressions
+    if arguments and isinstance(arguments[0], exp.Literal) and arguments[0].is_string:
+        return [table_reference(arguments[0].name)]
+    return []
 
 
 def _version_argument(tables: Tables, entry: TableEntry, value: exp.Expression, *, first: bool) -> int:
