@@ -176,13 +176,31 @@ class InternalError(LakecloneError):
         self.original = original
 
 
+SPARK_STOPPED = (
+    "Spark has stopped: its JVM is gone (it ran out of memory, or was killed), so this Lake can run nothing more. "
+    "Call lakeclone.connect() again for a new session (with a new SparkSession if you passed your own)."
+)
+
+
+def spark_stopped(error: BaseException) -> bool:
+    """Whether ``error`` says the JVM behind the session is gone: Py4J cannot reach its gateway."""
+    return isinstance(error, ConnectionError) or type(error).__name__ == "Py4JNetworkError"
+
+
 @contextlib.contextmanager
 def internal_errors() -> Iterator[None]:
-    """Turn any exception but a LakecloneError (or an interrupt) raised in the block into an :class:`InternalError`."""
+    """Turn any exception but a LakecloneError (or an interrupt) raised in the block into an :class:`InternalError`.
+
+    Raises:
+        ExecutionError: the JVM stopped (:data:`SPARK_STOPPED`), which is no bug of lakeclone's.
+        InternalError: anything else.
+    """
     try:
         yield
     except LakecloneError:
         raise
     except Exception as error:
+        if spark_stopped(error):
+            raise ExecutionError(SPARK_STOPPED) from None
         logging.getLogger("lakeclone").debug("internal error", exc_info=True)
         raise InternalError(error) from None

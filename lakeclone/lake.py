@@ -87,7 +87,7 @@ def connect(
     """
     from lakeclone.errors import SetupError
     from lakeclone.progress import in_kernel, status
-    from lakeclone.session import embedded_spark, prepare
+    from lakeclone.session import active_session, embedded_spark, prepare
 
     target = os.fspath(warehouse or os.environ.get(WAREHOUSE_ENV) or DEFAULT_WAREHOUSE)
     scheme = urlsplit(target).scheme
@@ -102,10 +102,8 @@ def connect(
         location = f"file:{folder}"
     session = spark
     if session is None:
-        from pyspark.sql import SparkSession
-
         # A cold start of the embedded session takes seconds: say so.
-        starting = SparkSession.getActiveSession() is None
+        starting = active_session() is None
         with status("Starting Spark…", progress) if starting else contextlib.nullcontext():
             session = embedded_spark()
     prepare(session)

@@ -149,9 +149,7 @@ def embedded_spark() -> SparkSession:
     Starting Spark takes seconds, so every Lake in a process that is not handed
     a session shares this one.
     """
-    from pyspark.sql import SparkSession
-
-    active = SparkSession.getActiveSession()
+    active = active_session()
     if active is not None:
         return active
     check_java()
@@ -159,6 +157,40 @@ def embedded_spark() -> SparkSession:
     spark.sparkContext.setLogLevel("ERROR")
     quiet_spark_logging()
     return spark
+
+
+def active_session() -> SparkSession | None:
+    """The process's active SparkSession; None if there is none, or if its JVM is gone.
+
+    A JVM killed (by the kernel's out-of-memory killer, say) leaves PySpark
+    holding a session whose every call fails to connect: it is forgotten here,
+    so that the next ``getOrCreate()`` starts a new JVM.
+    """
+    from py4j.protocol import Py4JError
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    context = SparkContext._active_spark_context
+    if context is None:
+        return None
+    try:
+        context._jvm.java.lang.System.nanoTime()  # type: ignore[union-attr]
+    except (Py4JError, ConnectionError):
+        _forget()
+        return None
+    return SparkSession.getActiveSession()
+
+
+def _forget() -> None:
+    """Make PySpark forget a session whose JVM is gone, so that the next ``getOrCreate()`` starts a new one."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    SparkSession._instantiatedSession = None
+    SparkSession._activeSession = None
+    SparkContext._active_spark_context = None
+    SparkContext._gateway = None
+    SparkContext._jvm = None
 
 
 def embedded_builder(app_name: str = "lakeclone", *, java_options: str | None = None) -> SparkSession.Builder:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
 import re
 import warnings
 from collections.abc import Callable, Iterable, Iterator
@@ -10,11 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 from lakeclone import frame_notes
 from lakeclone.errors import (
+    SPARK_STOPPED,
     ConcurrentWriteError,
     ExecutionError,
     LakecloneError,
     SqlCompilationError,
     StatementPosition,
+    spark_stopped,
 )
 from lakeclone.progress import watching_frame
 
@@ -100,7 +103,11 @@ def spark_errors() -> Iterator[None]:
     except PySparkException as error:
         raise _translate(error, compile_time=isinstance(error, AnalysisException)) from None
     except Py4JError as error:
+        if spark_stopped(error):
+            raise ExecutionError(SPARK_STOPPED) from None
         raise _java_error(error) from None
+    except ConnectionError:
+        raise ExecutionError(SPARK_STOPPED) from None
 
 
 def _translate(error: Exception, *, compile_time: bool) -> LakecloneError:
@@ -228,19 +235,41 @@ def checked(frame: DataFrame, *, like: DataFrame | None = None) -> DataFrame:
 
     Spark runs a query only when an action asks for rows, after ``lake.sql``
     has returned; this carries lakeclone's error translation over to that moment.
-    Frames derived from it with further transformations are plain Spark frames:
-    pass the frame they came from as ``like`` to give them what lakeclone noted
-    on it (its statement's position, its Lake's progress setting).
+    A frame derived from it (``limit``, ``filter``, ``join``…) is checked too and
+    carries its notes (its statement's position, its Lake's progress setting);
+    pass ``like`` to give a frame built otherwise the notes of another.
     """
     if like is not None:
         frame_notes.carry(frame, like)
     base = type(frame)
+    if base in _checked_classes.values():
+        return frame
     cls = _checked_classes.get(base)
     if cls is None:
-        cls = type(f"Checked{base.__name__}", (base,), {name: _checked_action(base, name) for name in ACTIONS})
+        methods = {name: _derived(getattr(base, name)) for name in dir(base) if _transformation(base, name)}
+        methods.update({name: _checked_action(base, name) for name in ACTIONS})
+        cls = type(f"Checked{base.__name__}", (base,), methods)
         _checked_classes[base] = cls
     frame.__class__ = cls
     return frame
+
+
+def _transformation(base: type, name: str) -> bool:
+    """Whether ``base.name`` is a public method other than an action (what it returns is checked when a frame)."""
+    return not name.startswith("_") and name not in ACTIONS and inspect.isfunction(getattr(base, name, None))
+
+
+def _derived(method: Callable[..., object]) -> Callable[..., object]:
+    def derive(self: DataFrame, *args: object, **kwargs: object) -> object:
+        from pyspark.sql import DataFrame
+
+        with spark_errors():
+            result = method(self, *args, **kwargs)
+        return checked(result, like=self) if isinstance(result, DataFrame) and result is not self else result
+
+    derive.__name__ = method.__name__
+    derive.__doc__ = method.__doc__
+    return derive
 
 
 def _checked_action(base: type, name: str) -> Callable[..., object]:

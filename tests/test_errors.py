@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
 import traceback
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import pytest
+from jvm_settings import worker_env
 from lake_helpers import rows
 from sqlglot import exp
 from warehouse_templates import Build
@@ -24,6 +28,8 @@ from lakeclone.errors import (
 from lakeclone.spark_errors import conflict, jvm_failure
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from lakeclone.engine.executor import Execution
 
 pytestmark = pytest.mark.spark
@@ -181,8 +187,29 @@ def test_a_conflict_drops_deltas_advice() -> None:
             SqlCompilationError,
             "SQL compilation error:\nThe statement is too deeply nested to parse; split its expressions into smaller ones.",
         ),
+        (
+            "SELECT * FROM people WHERE " + " AND ".join(f"id <> {i}" for i in range(5000)),
+            SqlCompilationError,
+            "SQL compilation error:\nThe statement has 4999 ANDs and ORs, more than the 1000 lakeclone plans; "
+            "write long lists of alternatives as IN (...) or a join with a table of values.",
+        ),
+        (
+            "SELECT * FROM people WHERE " + " OR ".join(f"id = {i}" for i in range(20000)),
+            SqlCompilationError,
+            "SQL compilation error:\nThe statement has 19999 ANDs and ORs, more than the 1000 lakeclone plans; "
+            "write long lists of alternatives as IN (...) or a join with a table of values.",
+        ),
     ],
-    ids=["delete-fro", "delete-without-from", "clone-with-columns", "lone-surrogate", "insert-nothing", "nested"],
+    ids=[
+        "delete-fro",
+        "delete-without-from",
+        "clone-with-columns",
+        "lone-surrogate",
+        "insert-nothing",
+        "nested",
+        "5000-ands",
+        "20000-ors",
+    ],
 )
 def test_malformed_statements_fail_in_one_line(people: lakeclone.Lake, sql: str, kind: type[Exception], message: str) -> None:
     error = failure(people, sql)
@@ -257,3 +284,47 @@ def test_parsed_but_unsupported_clauses_are_refused(people: lakeclone.Lake, sql:
     assert isinstance(error, SqlCompilationError)
     assert named in str(error)
     assert rows(people, "SELECT * FROM people") == [(1, "ann"), (2, "bob")]
+
+
+_JVM_DIES = textwrap.dedent(
+    """
+    import os, signal, sys, time
+    import lakeclone
+    from lakeclone.errors import ExecutionError
+
+    lake = lakeclone.connect(sys.argv[1])
+    lake.sql("CREATE TABLE t (a INT)")
+    lake.sql("INSERT INTO t VALUES (1)")
+    java = lake.spark.sparkContext._gateway.proc
+    os.kill(java.pid, signal.SIGKILL)
+    java.wait()
+    for statement in ("SELECT a FROM t", "INSERT INTO t VALUES (2)"):
+        try:
+            lake.sql(statement).collect()
+        except ExecutionError as error:
+            print("refused:", str(error).splitlines()[0])
+    lake = lakeclone.connect(sys.argv[1])
+    print("rows:", [tuple(r) for r in lake.sql("SELECT a FROM t").collect()])
+    """
+)
+
+
+def test_after_the_jvm_dies_statements_say_so_and_connect_starts_anew(tmp_path: Path) -> None:
+    """A JVM killed (as out of memory kills it): a plain message, and connect() in the same process starts a new one."""
+    script = tmp_path / "dies.py"
+    script.write_text(_JVM_DIES)
+    done = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "warehouse")],
+        env=worker_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    *refusals, rows_after = done.stdout.splitlines()
+    assert len(refusals) == 2, done.stdout + done.stderr[-3000:]
+    for refusal in refusals:
+        assert refusal.startswith("refused: Spark has stopped: its JVM is gone (it ran out of memory, or was killed)")
+        assert "lakeclone.connect() again" in refusal
+    assert rows_after == "rows: [(1,)]"

@@ -150,6 +150,18 @@ def test_interpolate_leaves_casts_paths_strings_and_comments_alone(sql: str) -> 
     assert interpolate(sql, {}) == sql
 
 
+@pytest.mark.parametrize("comment", ["--", "//"])
+@pytest.mark.parametrize("newline", ["\r", "\n", "\r\n"])
+def test_a_line_comment_ends_where_the_dialect_ends_it(comment: str, newline: str) -> None:
+    """What the magic takes for a comment, the dialect does too: the code after a bare \r is code for both."""
+    from lakeclone.dialect import parse
+
+    text = f"SELECT 1 {comment}c{newline}; SELECT :v"
+    interpolated = interpolate(text, {"v": "x"})
+    assert interpolated == f"SELECT 1 {comment}c{newline}; SELECT 'x'"
+    assert [s.expression.sql(dialect="snowflake") for s in parse(interpolated)] == ["SELECT 1 /* c */", "SELECT 'x'"]
+
+
 def test_interpolate_unknown_variable_is_an_error() -> None:
     with pytest.raises(LakecloneError, match="Cannot substitute :missing: no Python variable 'missing'"):
         interpolate("SELECT :missing", {})

@@ -243,6 +243,23 @@ def test_runtime_failures_of_queries_are_lakeclone_errors(lake: lakeclone.Lake, 
         assert_clean(error.value)
 
 
+def test_frames_derived_from_a_result_fail_as_cleanly(lake: lakeclone.Lake) -> None:
+    from lakeclone.errors import ExecutionError, LakecloneError
+
+    frame = lake.sql("SELECT CAST(x AS INT) AS v FROM VALUES ('1'), ('x') AS t(x)")
+    for derived in (frame.limit(10), frame.filter("v > 0"), frame.limit(5).orderBy("v"), frame.select("v").distinct()):
+        for action in (derived.collect, derived.count, derived.toPandas):
+            with pytest.raises(ExecutionError) as error:
+                action()
+            assert_clean(error.value)
+    # A transformation Spark refuses as it builds it: the same translation.
+    with pytest.raises(LakecloneError) as refused:
+        frame.select("nope")
+    assert_clean(refused.value)
+    # And a derived frame that does not fail gives its rows as Spark would.
+    assert [tuple(r) for r in lake.sql("SELECT 1 AS v UNION ALL SELECT 2").filter("v > 1").limit(5).collect()] == [(2,)]
+
+
 def test_runtime_failures_of_statements_are_lakeclone_errors(shop: lakeclone.Lake) -> None:
     from lakeclone.errors import ExecutionError
 

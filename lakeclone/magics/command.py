@@ -34,7 +34,7 @@ _SQL = re.compile(
           '(?:[^'\\]|\\.|'')*'?        # string literal ('' and \ escapes; may run to the end)
         | "(?:[^"]|"")*"?              # quoted identifier
         | \$\$.*?(?:\$\$|\Z)           # dollar-quoted string
-        | (?:--|//)[^\n]*              # line comments (Snowflake also takes //)
+        | (?:--|//)[^\r\n]*            # line comments (Snowflake also takes //), ended by \r as the dialect ends them
         | /\*.*?(?:\*/|\Z)             # block comment
         | ::                           # cast
       )
