@@ -25,6 +25,11 @@ def rows(lake: lakeclone.Lake, sql: str) -> list[tuple[Any, ...]]:
     return sorted_rows(lake.sql(sql).collect())
 
 
+def session_of(admin: lakeclone.Lake, user: str, role: str) -> lakeclone.Lake:
+    """A session of an existing ``user`` in ``role``, on ``admin``'s warehouse, Spark session and clock."""
+    return lakeclone.connect(admin.warehouse, spark=admin.spark, clock=admin.clock, user=user, role=role)
+
+
 def location(lake: lakeclone.Lake, name: str) -> str:
     """A table's folder, as DESCRIBE DETAIL reports it."""
     (detail,) = lake.sql(f"DESCRIBE DETAIL {name}").collect()

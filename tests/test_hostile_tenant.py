@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from lake_helpers import location, rows, session_of
 from warehouse_templates import Build
 
 import lakeclone
@@ -67,10 +68,6 @@ def admin(copy_of: Callable[[Build], lakeclone.Lake]) -> lakeclone.Lake:
     return copy_of(_tenancy)
 
 
-def _as(admin: lakeclone.Lake, user: str, role: str) -> lakeclone.Lake:
-    return lakeclone.connect(admin.warehouse, spark=admin.spark, clock=admin.clock, user=user, role=role)
-
-
 def _outcome(lake: lakeclone.Lake, sql: str) -> str:
     """What ``sql`` gives the tenant, as text: its rows, or its error's message."""
     try:
@@ -84,7 +81,7 @@ def _assert_nothing_protected(text: str, context: str = "") -> None:
 
 
 def test_table_changes_needs_select_and_reads_through_the_policies(admin: lakeclone.Lake) -> None:
-    nobody = _as(admin, "nob", "nobody")
+    nobody = session_of(admin, "nob", "nobody")
     for call in ("table_changes('public.customers', 0)", "TABLE(table_changes('lake.public.customers', 1, 2))"):
         with pytest.raises(LakecloneError, match="does not exist or not authorized"):
             nobody.sql(f"SELECT * FROM {call}")
@@ -93,7 +90,7 @@ def test_table_changes_needs_select_and_reads_through_the_policies(admin: lakecl
     present = _outcome(nobody, "SELECT * FROM table_changes('hr.salaries', 0)")
     assert missing == present == "error: SQL compilation error:\nSchema 'LAKE.HR' does not exist or not authorized."
 
-    analyst = _as(admin, "ana", "analyst")
+    analyst = session_of(admin, "ana", "analyst")
     changes = analyst.sql("SELECT id, note, region, _change_type FROM table_changes('customers', 1) ORDER BY _commit_version")
     assert [tuple(r) for r in changes.collect()] == [
         (1, "***", "EU", "insert"),
@@ -104,7 +101,7 @@ def test_table_changes_needs_select_and_reads_through_the_policies(admin: lakecl
 
 
 def test_a_clone_s_changes_keep_the_policies_it_inherited(admin: lakeclone.Lake) -> None:
-    analyst = _as(admin, "ana", "analyst")
+    analyst = session_of(admin, "ana", "analyst")
     analyst.sql("CREATE TABLE sandbox.mine CLONE customers")
     analyst.sql("ALTER TABLE sandbox.mine SET CHANGE_TRACKING = TRUE")
     analyst.sql("UPDATE sandbox.mine SET id = id + 10")
@@ -132,18 +129,18 @@ def test_a_clone_s_changes_keep_the_policies_it_inherited(admin: lakeclone.Lake)
     ],
 )
 def test_no_function_reaches_outside_sql(admin: lakeclone.Lake, sql: str) -> None:
-    analyst = _as(admin, "ana", "analyst")
+    analyst = session_of(admin, "ana", "analyst")
     with pytest.raises(LakecloneError, match=r"Unknown function"):
         analyst.sql(sql).collect()
 
 
 def test_spark_functions_that_stay_inside_sql_still_run(admin: lakeclone.Lake) -> None:
-    analyst = _as(admin, "ana", "analyst")
+    analyst = session_of(admin, "ana", "analyst")
     row = analyst.sql(
         "SELECT array_join(transform(array(1, 2), x -> x * 2), ','), bit_count(7), md5('a'), typeof(1), try_divide(1, 0)"
     ).collect()[0]
     assert tuple(row) == ("2,4", 3, "0cc175b9c0f1b6a831c399e269772661", "int", None)
-    assert [tuple(r) for r in analyst.sql("SELECT * FROM range(2)").collect()] == [(0,), (1,)]
+    assert rows(analyst, "SELECT * FROM range(2)") == [(0,), (1,)]
 
 
 @pytest.mark.parametrize(
@@ -151,18 +148,18 @@ def test_spark_functions_that_stay_inside_sql_still_run(admin: lakeclone.Lake) -
     ["IDENTIFIER('hr.salaries')", "TABLE('hr.salaries')", "TABLE(hr.salaries)", "IDENTIFIER('lake.hr.salaries') AS s"],
 )
 def test_a_table_named_by_a_string_is_checked_like_its_name(admin: lakeclone.Lake, reference: str) -> None:
-    analyst = _as(admin, "ana", "analyst")
+    analyst = session_of(admin, "ana", "analyst")
     text = _outcome(analyst, f"SELECT * FROM {reference}")
     assert text == "error: SQL compilation error:\nSchema 'LAKE.HR' does not exist or not authorized."
-    assert [tuple(r) for r in admin.sql(f"SELECT who FROM {reference}").collect()] == [("ceo",)]
-    assert [tuple(r) for r in analyst.sql("SELECT id, note FROM IDENTIFIER('customers')").collect()] == [(1, "***")]
+    assert rows(admin, f"SELECT who FROM {reference}") == [("ceo",)]
+    assert rows(analyst, "SELECT id, note FROM IDENTIFIER('customers')") == [(1, "***")]
 
 
 def test_a_time_travel_timestamp_reads_no_relation(admin: lakeclone.Lake) -> None:
-    analyst = _as(admin, "ana", "analyst")
-    location = admin.sql("DESCRIBE DETAIL hr.salaries").collect()[0].location
+    analyst = session_of(admin, "ana", "analyst")
+    folder = location(admin, "hr.salaries")
     refusals = {
-        f'(SELECT CAST(MAX(note) AS TIMESTAMP) FROM delta."{location}")': "TIMESTAMP must be a constant expression",
+        f'(SELECT CAST(MAX(note) AS TIMESTAMP) FROM delta."{folder}")': "TIMESTAMP must be a constant expression",
         "(SELECT CAST(MAX(note) AS TIMESTAMP) FROM hr.salaries)": "Schema 'LAKE.HR' does not exist or not authorized",
     }
     for point, refusal in refusals.items():
@@ -172,7 +169,7 @@ def test_a_time_travel_timestamp_reads_no_relation(admin: lakeclone.Lake) -> Non
 
 
 def test_a_policy_body_reads_only_what_its_owner_may_read(admin: lakeclone.Lake) -> None:
-    analyst = _as(admin, "ana", "analyst")
+    analyst = session_of(admin, "ana", "analyst")
     peek = "(SELECT MAX(note) FROM hr.salaries)"
     # At CREATE: the creating role, which will own it, must be able to read what the body reads.
     with pytest.raises(LakecloneError, match=r"Failure during expansion of masking policy 'LAKE\.SANDBOX\.PEEK'"):
@@ -188,17 +185,17 @@ def test_a_policy_body_reads_only_what_its_owner_may_read(admin: lakeclone.Lake)
     analyst.sql("CREATE TABLE sandbox.mine (x STRING)")
     analyst.sql("INSERT INTO sandbox.mine VALUES ('x')")
     analyst.sql("ALTER TABLE sandbox.mine MODIFY COLUMN x SET MASKING POLICY sandbox.peek")
-    assert [tuple(r) for r in analyst.sql("SELECT x FROM sandbox.mine").collect()] == [("SALARY-of-the-ceo",)]
+    assert rows(analyst, "SELECT x FROM sandbox.mine") == [("SALARY-of-the-ceo",)]
     admin.sql("REVOKE SELECT ON TABLE hr.salaries FROM ROLE analyst")
     text = _outcome(analyst, "SELECT x FROM sandbox.mine")
     assert "Failure during expansion of masking policy 'LAKE.SANDBOX.PEEK'" in text
     _assert_nothing_protected(text)
     # The administrator's own policies read the mapping table with the administrator's rights, as before.
-    assert [tuple(r) for r in analyst.sql("SELECT id, note FROM customers").collect()] == [(1, "***")]
+    assert rows(analyst, "SELECT id, note FROM customers") == [(1, "***")]
 
 
 def test_a_clone_s_owner_cannot_take_off_the_policies_it_inherited(admin: lakeclone.Lake) -> None:
-    analyst = _as(admin, "ana", "analyst")
+    analyst = session_of(admin, "ana", "analyst")
     analyst.sql("CREATE TABLE sandbox.mine CLONE customers")
     analyst.sql("CREATE MASKING POLICY sandbox.open AS (val STRING) RETURNS STRING -> val")
     for statement in (
@@ -213,7 +210,7 @@ def test_a_clone_s_owner_cannot_take_off_the_policies_it_inherited(admin: lakecl
     admin.sql("GRANT USAGE ON SCHEMA lake.gov TO ROLE analyst")
     admin.sql("GRANT APPLY ON MASKING POLICY gov.note_mask TO ROLE analyst")
     analyst.sql("ALTER TABLE sandbox.mine MODIFY COLUMN note UNSET MASKING POLICY")
-    assert [tuple(r) for r in analyst.sql("SELECT id, note FROM sandbox.mine").collect()] == [(1, "SECRET-ann+")]
+    assert rows(analyst, "SELECT id, note FROM sandbox.mine") == [(1, "SECRET-ann+")]
 
 
 @pytest.mark.parametrize(
@@ -221,7 +218,7 @@ def test_a_clone_s_owner_cannot_take_off_the_policies_it_inherited(admin: lakecl
 )
 def test_errors_tell_nothing_of_the_rows_a_row_policy_hides(admin: lakeclone.Lake, predicate: str) -> None:
     """The row policy is applied before the user's predicate sees a row, on every path that reads the table."""
-    analyst = _as(admin, "ana", "analyst")
+    analyst = session_of(admin, "ana", "analyst")
     analyst.sql("CREATE STREAM sandbox.s ON TABLE customers")
     admin.sql("INSERT INTO customers VALUES (3, 'SECRET-cy', 'EU', 'cy'), (4, 'HIDDEN-dan', 'US', 'HIDDEN-tag-dan')")
     for relation in (
@@ -236,9 +233,9 @@ def test_errors_tell_nothing_of_the_rows_a_row_policy_hides(admin: lakeclone.Lak
 
 
 def test_a_table_is_read_by_its_name_never_by_its_folder(admin: lakeclone.Lake) -> None:
-    analyst = _as(admin, "ana", "analyst")
-    location = admin.sql("DESCRIBE DETAIL hr.salaries").collect()[0].location
-    for reference in (f"IDENTIFIER('delta.`{location}`')", f"TABLE('delta.`{location}`')", f'delta."{location}"'):
+    analyst = session_of(admin, "ana", "analyst")
+    folder = location(admin, "hr.salaries")
+    for reference in (f"IDENTIFIER('delta.`{folder}`')", f"TABLE('delta.`{folder}`')", f'delta."{folder}"'):
         text = _outcome(analyst, f"SELECT * FROM {reference}")
         assert text.startswith("error: SQL compilation error:"), reference
         _assert_nothing_protected(text)
@@ -247,19 +244,19 @@ def test_a_table_is_read_by_its_name_never_by_its_folder(admin: lakeclone.Lake) 
 def test_a_schema_clone_copies_no_table_the_role_cannot_read(admin: lakeclone.Lake) -> None:
     admin.sql("GRANT USAGE ON SCHEMA lake.hr TO ROLE analyst")
     admin.sql("GRANT CREATE SCHEMA ON DATABASE lake TO ROLE analyst")
-    analyst = _as(admin, "ana", "analyst")
+    analyst = session_of(admin, "ana", "analyst")
     text = _outcome(analyst, "CREATE SCHEMA stolen CLONE hr")
     # The whole clone is refused, naming the schema, not the table the role may not know of.
     assert text == "error: SQL access control error:\nInsufficient privileges to operate on schema 'LAKE.HR'"
     assert "STOLEN" not in [r.name for r in admin.sql("SHOW SCHEMAS").collect()]
     admin.sql("GRANT SELECT ON TABLE hr.salaries TO ROLE analyst")
     analyst.sql("CREATE SCHEMA copied CLONE hr")
-    assert [tuple(r) for r in analyst.sql("SELECT who FROM copied.salaries").collect()] == [("ceo",)]
+    assert rows(analyst, "SELECT who FROM copied.salaries") == [("ceo",)]
 
 
 def test_history_shows_a_protected_table_s_predicates_to_its_owner_only(admin: lakeclone.Lake) -> None:
     admin.sql("DELETE FROM customers WHERE note = 'SECRET-ann+'")
-    analyst = _as(admin, "ana", "analyst")
+    analyst = session_of(admin, "ana", "analyst")
     _assert_nothing_protected(_outcome(analyst, "DESCRIBE HISTORY customers"))
     (latest,) = analyst.sql("DESCRIBE HISTORY customers LIMIT 1").collect()
     assert latest.operation == "DELETE" and latest.operationParameters is None
@@ -268,7 +265,7 @@ def test_history_shows_a_protected_table_s_predicates_to_its_owner_only(admin: l
 
 
 def test_renaming_into_another_schema_needs_create_table_there(admin: lakeclone.Lake) -> None:
-    analyst = _as(admin, "ana", "analyst")
+    analyst = session_of(admin, "ana", "analyst")
     analyst.sql("CREATE TABLE sandbox.mine (x INT)")
     assert _outcome(analyst, "ALTER TABLE sandbox.mine RENAME TO hr.mine") == (
         "error: SQL compilation error:\nSchema 'LAKE.HR' does not exist or not authorized."
@@ -283,7 +280,7 @@ def test_renaming_into_another_schema_needs_create_table_there(admin: lakeclone.
 
 
 def test_who_may_list_users_roles_and_their_grants(admin: lakeclone.Lake) -> None:
-    nobody = _as(admin, "nob", "nobody")
+    nobody = session_of(admin, "nob", "nobody")
     assert [r.name for r in nobody.sql("SHOW USERS").collect()] == ["NOB"]
     assert {r.name for r in nobody.sql("SHOW ROLES").collect()} == {"NOBODY", "PUBLIC"}
     assert [r.name for r in nobody.sql("SHOW GRANTS TO USER nob").collect()] == ["NOBODY"]
@@ -298,7 +295,7 @@ def test_who_may_list_users_roles_and_their_grants(admin: lakeclone.Lake) -> Non
 
 def test_a_result_is_checked_when_sql_returns_it(admin: lakeclone.Lake) -> None:
     """As the README says: a REVOKE applies to the statements after it, not to a frame already returned."""
-    analyst = _as(admin, "ana", "analyst")
+    analyst = session_of(admin, "ana", "analyst")
     frame = analyst.sql("SELECT id, note FROM customers")
     admin.sql("REVOKE SELECT ON TABLE customers FROM ROLE analyst")
     assert [tuple(r) for r in frame.collect()] == [(1, "***")]
@@ -354,9 +351,9 @@ SWEEP = (
 
 @pytest.mark.parametrize("role", ["analyst", "nobody"])
 def test_a_sql_only_tenant_finds_no_protected_value_on_any_path(admin: lakeclone.Lake, role: str) -> None:
-    tenant = _as(admin, "ana" if role == "analyst" else "nob", role)
+    tenant = session_of(admin, "ana" if role == "analyst" else "nob", role)
     for statement in SWEEP:
         _assert_nothing_protected(_outcome(tenant, statement), statement)
     # The sweep read: the analyst saw its own row, masked.
     if role == "analyst":
-        assert [tuple(r) for r in tenant.sql("SELECT id, note FROM sandbox.copy").collect()] == [(1, "***")]
+        assert rows(tenant, "SELECT id, note FROM sandbox.copy") == [(1, "***")]

@@ -10,15 +10,9 @@ tables at the copy. Real Spark, Delta and SQLite throughout.
 
 from __future__ import annotations
 
+from lake_helpers import rows, session_of
+
 import lakeclone
-
-
-def _rows(lake: lakeclone.Lake, sql: str) -> list[tuple[object, ...]]:
-    return sorted(tuple(r) for r in lake.sql(sql).collect())
-
-
-def _connect(admin: lakeclone.Lake, user: str, role: str) -> lakeclone.Lake:
-    return lakeclone.connect(admin.warehouse, spark=admin.spark, clock=admin.clock, user=user, role=role)
 
 
 def test_team_scenario(lake: lakeclone.Lake) -> None:
@@ -60,25 +54,25 @@ def test_team_scenario(lake: lakeclone.Lake) -> None:
         "GRANT SELECT ON TABLE prod.customers TO ROLE engineer",
     ):
         admin.sql(statement)
-    ana = _connect(admin, "ana", "analyst")
-    eng = _connect(admin, "eng", "engineer")
+    ana = session_of(admin, "ana", "analyst")
+    eng = session_of(admin, "eng", "engineer")
 
     # The analyst sees masked emails, and only the regions the mapping gives ANALYST.
-    assert _rows(ana, "SELECT id, email, region FROM prod.customers") == [
+    assert rows(ana, "SELECT id, email, region FROM prod.customers") == [
         (1, "***@eu.com", "EU"),
         (3, "***@apac.com", "APAC"),
     ]
     # The engineer (through PII_READER) sees every row, raw.
-    assert _rows(eng, "SELECT id, email FROM prod.customers") == [(1, "ann@eu.com"), (2, "bob@us.com"), (3, "cy@apac.com")]
+    assert rows(eng, "SELECT id, email FROM prod.customers") == [(1, "ann@eu.com"), (2, "bob@us.com"), (3, "cy@apac.com")]
 
     # The engineer clones production for development, COPY GRANTS: the clone keeps the policies.
     eng.sql("CREATE TABLE prod.customers_dev CLONE prod.customers COPY GRANTS")
-    assert _rows(ana, "SELECT id, email FROM prod.customers_dev") == [(1, "***@eu.com"), (3, "***@apac.com")]
+    assert rows(ana, "SELECT id, email FROM prod.customers_dev") == [(1, "***@eu.com"), (3, "***@apac.com")]
     references = admin.sql(
         "SELECT POLICY_SCHEMA, POLICY_NAME, REF_COLUMN_NAME FROM TABLE(INFORMATION_SCHEMA.POLICY_REFERENCES("
         "REF_ENTITY_NAME => 'prod.customers_dev', REF_ENTITY_DOMAIN => 'table'))"
     )
-    assert _rows(admin, "SELECT 1") == [(1,)]
+    assert rows(admin, "SELECT 1") == [(1,)]
     assert sorted(tuple(r) for r in references.collect()) == [
         ("GOVERNANCE", "EMAIL_MASK", "EMAIL"),
         ("GOVERNANCE", "REGION_ROWS", None),
@@ -103,5 +97,5 @@ def test_team_scenario(lake: lakeclone.Lake) -> None:
     admin.sql("ALTER MASKING POLICY dev.id_mask SET BODY -> val")
     admin.sql("GRANT USAGE ON SCHEMA lake.dev TO ROLE analyst")
     admin.sql("GRANT SELECT ON TABLE dev.customers TO ROLE analyst")
-    assert _rows(ana, "SELECT id, email FROM dev.customers") == [(1, "***@eu.com"), (3, "***@apac.com")]
-    assert _rows(ana, "SELECT id FROM prod.customers") == [(-1,), (-1,)]
+    assert rows(ana, "SELECT id, email FROM dev.customers") == [(1, "***@eu.com"), (3, "***@apac.com")]
+    assert rows(ana, "SELECT id FROM prod.customers") == [(-1,), (-1,)]

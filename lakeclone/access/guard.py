@@ -187,8 +187,7 @@ class Guard:
 
     def owns_table(self, executor: Executor, table_id: str) -> bool:
         catalog = executor.catalog
-        roles = self.roles(catalog, executor.context.role)
-        return ACCOUNTADMIN in roles or catalog.owner("TABLE", table_id) in roles
+        return self.owns(catalog, self.roles(catalog, executor.context.role), Securable("TABLE", table_id, table_id))
 
     def sees_table(self, executor: Executor, table_id: str) -> bool:
         catalog = executor.catalog

@@ -297,7 +297,7 @@ def show_grants(execution: Execution) -> DataFrame:
             ]
             return results.rows(execution.spark, GRANTS_SCHEMA, data)
         _require_role(execution, name)
-        if not _knows_role(execution, roles, name):
+        if not _knows_role(roles, name, execution.catalog.role_owner(name)):
             raise ObjectNotFoundError(name, "Role")
         rows = [
             (
@@ -351,9 +351,9 @@ def _object_name(execution: Execution, kind: str, object_id: str) -> str:
     return f"{entry2.database}.{entry2.schema}.{entry2.name}" if entry2 else object_id
 
 
-def _knows_role(execution: Execution, roles: set[str], role: str) -> bool:
-    """Whether the session may list ``role`` and its grants: it is in the session's hierarchy, or owned by it."""
-    return ACCOUNTADMIN in roles or role in roles or execution.catalog.role_owner(role) in roles
+def _knows_role(roles: set[str], role: str, owner: str | None) -> bool:
+    """Whether ``roles`` may list ``role`` (owned by ``owner``) and its grants: it is in their hierarchy, or theirs."""
+    return ACCOUNTADMIN in roles or role in roles or owner in roles
 
 
 def _show_roles(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
@@ -362,7 +362,7 @@ def _show_roles(execution: Execution, like: re.Pattern[str] | None) -> DataFrame
     data = [
         (created, name, owner)
         for name, owner, created in execution.catalog.roles()
-        if (like is None or like.fullmatch(name)) and (ACCOUNTADMIN in roles or name in roles or owner in roles)
+        if (like is None or like.fullmatch(name)) and _knows_role(roles, name, owner)
     ]
     return results.rows(execution.spark, "created_on TIMESTAMP, name STRING, owner STRING", data)
 

@@ -41,19 +41,12 @@ def bind_tables(expression: Bound, tables: Tables) -> Bound:
     bind_session_functions(bound, tables)
     # Found before anything is replaced: what a table function or a relation binds to is no reference to bind.
     references = relation_references(bound)
-    for table in list(bound.find_all(exp.Table)):
+    calls = table_function_calls(bound)
+    for table in bound.find_all(exp.Table):
         if isinstance(table.this, exp.Identifier):
             check_table_clauses(table, allowed=registry.TABLE_CLAUSES.keys())
-        elif isinstance(table.this, exp.Anonymous):
-            function = registry.TABLE_FUNCTIONS.get(table.this.name.upper())
-            if function is not None:
-                table.replace(carry_clauses(table, function.bind(tables, table.this), alias=table.args.get("alias")))
-    for rows in list(bound.find_all(exp.TableFromRows)):
-        # TABLE(f(...)) and TABLE(INFORMATION_SCHEMA.f(...)): a table function lakeclone binds itself.
-        call = rows.this.expression if isinstance(rows.this, exp.Dot) else rows.this
-        if isinstance(call, exp.Anonymous) and call.name.upper() in registry.TABLE_FUNCTIONS:
-            function = registry.TABLE_FUNCTIONS[call.name.upper()]
-            rows.replace(carry_clauses(rows, function.bind(tables, call), alias=rows.args.get("alias")))
+    for node, call, function in calls:
+        node.replace(carry_clauses(node, function.bind(tables, call), alias=node.args.get("alias")))
     for table in references:
         table.replace(carry_clauses(table, _bound_relation(table, tables)))
     return bound
@@ -91,22 +84,25 @@ def relation_references(expression: exp.Expr) -> list[exp.Table]:
     ]
 
 
-def table_function_calls(expression: exp.Expr) -> list[tuple[exp.Anonymous, registry.TableFunction]]:
-    """The calls in ``expression`` of table functions lakeclone binds, in either spelling: ``f(...)`` or ``TABLE(f(...))``."""
-    calls: list[tuple[exp.Anonymous, registry.TableFunction]] = []
-    for table in expression.find_all(exp.Table):
-        if isinstance(table.this, exp.Anonymous) and table.this.name.upper() in registry.TABLE_FUNCTIONS:
-            calls.append((table.this, registry.TABLE_FUNCTIONS[table.this.name.upper()]))
-    for rows in expression.find_all(exp.TableFromRows):
-        call = rows.this.expression if isinstance(rows.this, exp.Dot) else rows.this
+def table_function_calls(
+    expression: exp.Expr,
+) -> list[tuple[exp.Table | exp.TableFromRows, exp.Anonymous, registry.TableFunction]]:
+    """Each call in ``expression`` of a table function lakeclone binds: (the node in a table's place, the call, the function).
+
+    Either spelling: ``f(...)``, or ``TABLE(f(...))`` and ``TABLE(INFORMATION_SCHEMA.f(...))``.
+    """
+    calls: list[tuple[exp.Table | exp.TableFromRows, exp.Anonymous, registry.TableFunction]] = []
+    for node in expression.find_all(exp.Table, exp.TableFromRows):
+        assert isinstance(node, (exp.Table, exp.TableFromRows))  # what find_all was asked for
+        call = node.this.expression if isinstance(node, exp.TableFromRows) and isinstance(node.this, exp.Dot) else node.this
         if isinstance(call, exp.Anonymous) and call.name.upper() in registry.TABLE_FUNCTIONS:
-            calls.append((call, registry.TABLE_FUNCTIONS[call.name.upper()]))
+            calls.append((node, call, registry.TABLE_FUNCTIONS[call.name.upper()]))
     return calls
 
 
 def read_references(expression: exp.Expr) -> list[exp.Table]:
     """Every relation ``expression`` reads by name: those it names, and those its table functions read (TABLE_CHANGES')."""
-    read = [table for call, function in table_function_calls(expression) for table in function.reads(call)]
+    read = [table for _, call, function in table_function_calls(expression) for table in function.reads(call)]
     return [*relation_references(expression), *read]
 
 
