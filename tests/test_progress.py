@@ -91,6 +91,19 @@ def watches(monkeypatch: pytest.MonkeyPatch) -> list[object]:
 # --- reading Spark's status tracker ---
 
 
+@pytest.fixture
+def adaptive_execution(spark: SparkSession) -> Iterator[None]:
+    """Spark's adaptive execution on, as in a user's session (the tests' shared session runs without it)."""
+    key = "spark.sql.adaptive.enabled"
+    before = spark.conf.get(key)
+    spark.conf.set(key, "true")
+    try:
+        yield
+    finally:
+        spark.conf.set(key, before)
+
+
+@pytest.mark.usefixtures("adaptive_execution")
 def test_the_tracker_reports_a_real_jobs_stages_and_tasks(spark: SparkSession) -> None:
     tracker = Tracker(spark.sparkContext.statusTracker(), "tracked")
     # 40 slow tasks, then a shuffle to a slow final stage; adaptive execution
