@@ -19,6 +19,7 @@ from warehouse_templates import Build
 
 import lakeclone
 from lakeclone.errors import LakecloneError
+from lakeclone.policies import enforce
 
 pytestmark = pytest.mark.spark
 
@@ -213,11 +214,22 @@ def test_a_clone_s_owner_cannot_take_off_the_policies_it_inherited(admin: lakecl
     assert rows(analyst, "SELECT id, note FROM sandbox.mine") == [(1, "SECRET-ann+")]
 
 
+@pytest.mark.parametrize("visible", ["as literals", "inlined"])
 @pytest.mark.parametrize(
     "predicate", ["CASE WHEN tag LIKE 'HIDDEN%' THEN raise_error(tag) ELSE TRUE END", "CAST(tag AS INT) = 1"]
 )
-def test_errors_tell_nothing_of_the_rows_a_row_policy_hides(admin: lakeclone.Lake, predicate: str) -> None:
-    """The row policy is applied before the user's predicate sees a row, on every path that reads the table."""
+def test_errors_tell_nothing_of_the_rows_a_row_policy_hides(
+    admin: lakeclone.Lake, predicate: str, visible: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The row policy is applied before the user's predicate sees a row, on every path that reads the table.
+
+    A policy reading a mapping table becomes the values it lets through, as
+    literals, unless more than VISIBLE_TUPLES_LIMIT pass: then it is inlined
+    as a subquery, which Spark makes a semi-join it would push predicates below.
+    """
+    if visible == "inlined":
+        monkeypatch.setattr(enforce, "VISIBLE_TUPLES_LIMIT", 0)
+        monkeypatch.setattr(enforce, "_VISIBLE", {})
     analyst = session_of(admin, "ana", "analyst")
     analyst.sql("CREATE STREAM sandbox.s ON TABLE customers")
     admin.sql("INSERT INTO customers VALUES (3, 'SECRET-cy', 'EU', 'cy'), (4, 'HIDDEN-dan', 'US', 'HIDDEN-tag-dan')")
@@ -230,6 +242,36 @@ def test_errors_tell_nothing_of_the_rows_a_row_policy_hides(admin: lakeclone.Lak
     ):
         text = _outcome(analyst, f"SELECT id FROM {relation} WHERE {predicate}")
         _assert_nothing_protected(text, relation)
+    assert rows(analyst, "SELECT id, note FROM customers WHERE id > 0") == [(1, "***"), (3, "***")]
+
+
+def test_a_policy_s_uses_are_listed_only_to_roles_that_may_apply_it(admin: lakeclone.Lake) -> None:
+    query = (
+        "SELECT ref_schema_name, ref_entity_name, ref_column_name "
+        "FROM TABLE(INFORMATION_SCHEMA.POLICY_REFERENCES(POLICY_NAME => '{}'))"
+    )
+    admin.sql("ALTER TABLE hr.salaries MODIFY COLUMN note SET MASKING POLICY gov.note_mask")
+    analyst = session_of(admin, "ana", "analyst")
+    # A policy in a schema the role may not use, or one it holds nothing on, reads like a missing one.
+    for name in ("note_mask", "nope"):
+        text = _outcome(analyst, query.format(f"gov.{name}"))
+        assert text == "error: SQL compilation error:\nSchema 'LAKE.GOV' does not exist or not authorized."
+    admin.sql("GRANT USAGE ON SCHEMA lake.gov TO ROLE analyst")
+    for name in ("note_mask", "nope"):
+        text = _outcome(analyst, query.format(f"gov.{name}"))
+        assert text == f"error: SQL compilation error:\nPolicy 'LAKE.GOV.{name.upper()}' does not exist or not authorized."
+    # APPLY on the policy lists its uses, on the objects the role holds a privilege on.
+    admin.sql("GRANT APPLY ON MASKING POLICY gov.note_mask TO ROLE analyst")
+    assert rows(analyst, query.format("gov.note_mask")) == [("PUBLIC", "CUSTOMERS", "NOTE")]
+    assert sorted(rows(admin, query.format("gov.note_mask"))) == [("HR", "SALARIES", "NOTE"), ("PUBLIC", "CUSTOMERS", "NOTE")]
+    # So does APPLY MASKING POLICY on the account, which lets a role set any masking policy.
+    admin.sql("GRANT USAGE ON SCHEMA lake.gov TO ROLE nobody")
+    nobody = session_of(admin, "nob", "nobody")
+    assert _outcome(nobody, query.format("gov.note_mask")).startswith(
+        "error: SQL compilation error:\nPolicy 'LAKE.GOV.NOTE_MASK'"
+    )
+    admin.sql("GRANT APPLY MASKING POLICY ON ACCOUNT TO ROLE nobody")
+    assert rows(nobody, query.format("gov.note_mask")) == []  # the policy is listable, its tables are not nobody's to know
 
 
 def test_a_table_is_read_by_its_name_never_by_its_folder(admin: lakeclone.Lake) -> None:

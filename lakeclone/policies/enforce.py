@@ -137,33 +137,61 @@ def _wrapped(tables: Tables, relation: exp.Expression, columns: list[str], prote
         inner_alias.set("columns", [c.copy() for c in alias.columns])
     inner.set("alias", inner_alias)
     by_upper = {c.upper(): c for c in columns}
-    projections: list[exp.Expr] = []
+    values: dict[str, exp.Expression] = {}
     for column in columns:
         mask = protection_.masks.get(column.upper())
-        reference = _column(column)
         if mask is None or column.upper().startswith(_METADATA_PREFIX):
-            projections.append(reference)
+            values[column] = _column(column)
             continue
         arguments = [_column(by_upper.get(name.upper(), name)) for name in mask.using or (column,)]
         tags = {**protection_.tags.get(OBJECT_LEVEL, {}), **_column_tags(protection_, column)}
         body = _inlined(tables, mask.policy, arguments, tags)
         returns = mask.policy.return_type or mask.policy.signature[0][1]
-        cast = exp.Cast(this=body, to=exp.DataType.build(returns, dialect="snowflake"))
-        projections.append(exp.alias_(cast, exp.to_identifier(column, quoted=True)))
-    select = exp.select(*projections).from_(inner)
+        values[column] = exp.Cast(this=body, to=exp.DataType.build(returns, dialect="snowflake"))
+    condition: exp.Expression | None = None
     if protection_.row_filter is not None:
         row_filter = protection_.row_filter
         arguments = [_column(by_upper.get(name.upper(), name)) for name in row_filter.columns]
         condition = _inlined(tables, row_filter.policy, arguments, protection_.tags.get(OBJECT_LEVEL, {}))
         if _always_true(condition):
-            pass  # the session passes the policy whatever the row (an administrator's clause): no filter at all
-        elif _reads_tables(condition) and isinstance(inner, exp.Table):
+            condition = None  # the session passes the policy whatever the row (an administrator's clause): no filter at all
+        elif _reads_tables(condition):
             # A table at its pinned version, or a stream's or table function's changes bound as a frame.
-            select = select.where(_visible_condition(tables, inner, arguments, condition) or condition)
-        else:
-            select = select.where(condition)
+            visible = _visible_condition(tables, inner, arguments, condition) if isinstance(inner, exp.Table) else None
+            if visible is not None:
+                condition = visible
+            else:
+                values = {column: _ahead_of_later_predicates(value) for column, value in values.items()}
+    select = exp.select(*(_named(value, column) for column, value in values.items())).from_(inner)
+    if condition is not None:
+        select = select.where(condition)
     outer_alias = exp.TableAlias(this=alias.this.copy()) if isinstance(alias, exp.TableAlias) and alias.this else None
     return exp.Subquery(this=select, alias=outer_alias)
+
+
+def _named(value: exp.Expression, column: str) -> exp.Expr:
+    """``value`` as the column ``column``: a column passed through keeps its own name."""
+    if isinstance(value, exp.Column) and value.name == column:
+        return value
+    return exp.alias_(value, exp.to_identifier(column, quoted=True))
+
+
+def _ahead_of_later_predicates(value: exp.Expression) -> exp.Expression:
+    """``value``, in a form Spark cannot move a statement's predicates below.
+
+    A row policy reading a mapping table that lets too many values through
+    for literals (see :func:`_visible_condition`) is inlined as a subquery,
+    which Spark turns into a semi-join; it would then push the statement's
+    predicates below the join, where they see, and can name in an error, the
+    rows the policy hides. Spark pushes no predicate through a projection
+    with a nondeterministic column (and merges no filter into a
+    nondeterministic one), so every column of the protected relation becomes
+    ``IF(MONOTONICALLY_INCREASING_ID() >= 0, value, value)``: the same value,
+    nullability and type, in a projection above the policy's join. The cost,
+    on this one path, is that the statement's predicates no longer skip files.
+    """
+    barrier = exp.GTE(this=exp.Anonymous(this="MONOTONICALLY_INCREASING_ID"), expression=exp.Literal.number(0))
+    return exp.If(this=barrier, true=value, false=value.copy())
 
 
 def _always_true(condition: exp.Expression) -> bool:
@@ -196,7 +224,7 @@ def _visible_condition(
     the relation at its pinned version, stand for it while none of them
     changes: queries then filter by literals instead of joining the mapping
     table again. None when more than VISIBLE_TUPLES_LIMIT values pass (the
-    condition is then inlined as it is).
+    condition is then inlined, see :func:`_ahead_of_later_predicates`).
 
     Literals also keep the policy ahead of the user's predicate: Spark pushes
     a filter below a semi-join (the inlined subquery), so a predicate that

@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from lakeclone.access.guard import GUARD, Need, relation
+from lakeclone.access.guard import ACCOUNT_SECURABLE, GUARD, Need, Securable, named_schema, relation
+from lakeclone.access.privileges import Privilege
 from lakeclone.catalog.names import QualifiedName
 from lakeclone.catalog.policies import OBJECT_LEVEL, PolicyEntry, PolicyKind
 from lakeclone.dialect import table_reference
@@ -71,17 +72,16 @@ def policy_references(tables: Tables, call: exp.Anonymous) -> exp.Expression:
     catalog = tables.catalog
     rows: list[tuple[object, ...]] = []
     if "POLICY_NAME" in arguments:
-        name = tables.name(table_reference(arguments["POLICY_NAME"]))
-        policy = catalog.policy(name.database, name.schema, name.name, PolicyKind.MASKING) or catalog.policy(
-            name.database, name.schema, name.name, PolicyKind.ROW_ACCESS
-        )
-        if policy is None:
-            raise ObjectNotFoundError(str(name), "Policy")
+        policy = _policy(tables, arguments["POLICY_NAME"])
+        roles = GUARD.roles(catalog, tables.session.role)
         for reference in catalog.references_to_policy(policy.id):
             entry = catalog.table_by_id(reference.object_id) or catalog.view_by_id(reference.object_id)
-            if entry is not None and entry.dropped_at is None:
-                owner = QualifiedName(entry.database, entry.schema, entry.name)
-                rows.append(_row(policy, owner, reference.object_kind, reference.column, reference.using, None))
+            if entry is None or entry.dropped_at is not None:
+                continue
+            owner = QualifiedName(entry.database, entry.schema, entry.name)
+            if not GUARD.sees(catalog, roles, Securable(reference.object_kind, entry.id, str(owner))):
+                continue  # an object the role holds no privilege on does not exist for it
+            rows.append(_row(policy, owner, reference.object_kind, reference.column, reference.using, None))
     else:
         if "REF_ENTITY_NAME" not in arguments or "REF_ENTITY_DOMAIN" not in arguments:
             raise SqlCompilationError("POLICY_REFERENCES needs REF_ENTITY_NAME and REF_ENTITY_DOMAIN, or POLICY_NAME.")
@@ -94,6 +94,34 @@ def policy_references(tables: Tables, call: exp.Anonymous) -> exp.Expression:
         for column, mask in sorted(found.masks.items()):
             rows.append(_row(mask.policy, owner, kind, names.get(column, column), mask.using, mask.tag))
     return tables.bind_frame(tables.spark.createDataFrame(rows, POLICY_REFERENCES_SCHEMA), None)
+
+
+# The account-level privilege that lets a role attach (and so list the uses of) every policy of a kind.
+_APPLY_ON_ACCOUNT = {PolicyKind.MASKING: Privilege.APPLY_MASKING_POLICY, PolicyKind.ROW_ACCESS: Privilege.APPLY_ROW_ACCESS_POLICY}
+
+
+def _policy(tables: Tables, name: str) -> PolicyEntry:
+    """The masking or row access policy ``name`` names, if the role may list where it is set.
+
+    As for Snowflake's POLICY_REFERENCES: a role that holds a privilege on
+    the policy (its owner, or APPLY) with USAGE on its schema, or APPLY
+    MASKING POLICY (APPLY ROW ACCESS POLICY) on the account. To any other
+    role a policy it may not list reads like a missing one.
+    """
+    catalog = tables.catalog
+    roles = GUARD.roles(catalog, tables.session.role)
+    qualified = tables.name(table_reference(name))
+    schema = named_schema(catalog, qualified.database, qualified.schema)
+    if schema is not None:
+        GUARD.require(catalog, roles, Need(schema, (Privilege.USAGE,)))
+    for kind, on_account in _APPLY_ON_ACCOUNT.items():
+        policy = catalog.policy(qualified.database, qualified.schema, qualified.name, kind)
+        if policy is None:
+            continue
+        securable = Securable(kind.value, policy.id, str(qualified))
+        if GUARD.holds(catalog, roles, ACCOUNT_SECURABLE, on_account) or GUARD.sees(catalog, roles, securable):
+            return policy
+    raise ObjectNotFoundError(str(qualified), "Policy")
 
 
 def _row(
