@@ -57,7 +57,24 @@ def parse(line: str, cell: str | None = None, **namespace: object) -> LsqlComman
 
 def test_cell_options_are_parsed_and_sql_is_the_cell() -> None:
     command = parse("-o result --lake other", "SELECT 1;\nSELECT 2")
-    assert command == LsqlCommand(sql="SELECT 1;\nSELECT 2", out="result", lake="other")
+    assert command == LsqlCommand(sql="SELECT 1;\nSELECT 2", out="result", lake="other", statements=2)
+
+
+@pytest.mark.parametrize(
+    ("cell", "statements"),
+    [
+        ("SELECT 1", 1),
+        ("SELECT 1;", 1),
+        (";; SELECT 1 ;\n;", 1),
+        ("SELECT ';'; SELECT 2 -- ;\n; /* ; */ SELECT 3", 3),
+        ('SELECT $$;$$, "a;b"', 1),
+        ("SELECT 1 --c\r; DROP TABLE t", 2),
+    ],
+)
+def test_a_cell_counts_its_statements_as_the_dialect_splits_them(cell: str, statements: int) -> None:
+    from lakeclone.dialect import parse as parse_script
+
+    assert parse("", cell).statements == statements == len(parse_script(cell))
 
 
 def test_line_magic_takes_options_then_sql() -> None:
@@ -212,6 +229,16 @@ def test_display_limit_caps_rows_shown() -> None:
     assert "1,234 rows · 0.42 s · showing first 20 of 1,234 rows" in html
 
 
+def test_a_result_of_several_statements_says_how_many_ran() -> None:
+    result = LsqlResult(
+        pd.DataFrame({"N": range(2)}), elapsed=0.4213, truncated=False, max_rows=10, display_limit=5, query_id="q", statements=3
+    )
+    assert result.footer() == "3 statements ran; the last one's 2 rows · 0.42 s"
+    assert "3 statements ran" in result._repr_html_() and repr(result).endswith(
+        "\n3 statements ran; the last one's 2 rows · 0.42 s"
+    )
+
+
 def test_truncated_result_says_so() -> None:
     result = result_of(10_000, truncated=True, display_limit=20)
     assert result.footer() == (
@@ -277,6 +304,11 @@ def test_cell_runs_statements_and_returns_the_last_result(ip: TestingShell, lake
     assert result.values.tolist() == [[1, "Ada"], [2, "Grace"]]
     assert result.query_id == lake.last_query_id
     assert result.elapsed > 0
+    assert result.statements == 3
+    assert result.footer().startswith("3 statements ran; the last one's 2 rows · ")
+    # A -- comment ends at a bare \r for the magic as for the dialect: the DROP after it runs, and is counted.
+    ip.run_cell("%%lsql\nSELECT 1 --c\r; DROP TABLE people")
+    assert "PEOPLE" not in [row.name for row in lake.sql("SHOW TABLES").collect()]
 
 
 @pytest.mark.spark

@@ -10,6 +10,8 @@ substituted in. Substitution is by value, never by pasting Python text:
 Neither is touched inside string literals, quoted identifiers or comments, and
 ``:`` is left alone in ``::`` casts and in semi-structured paths such as
 ``v:field`` or ``"col":field`` (anything but a space or operator before it).
+The text is read by the lsql dialect's own tokenizer, so what the magic takes
+for a string, a comment or the end of a statement, the dialect does too.
 """
 
 from __future__ import annotations
@@ -23,28 +25,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from IPython.core.magic_arguments import parse_argstring
+from sqlglot.errors import TokenError
+from sqlglot.tokens import Token, TokenType
 
+from lakeclone.dialect import Lsql
 from lakeclone.errors import LakecloneError
 
 __all__ = ["LsqlCommand", "interpolate", "sql_literal"]
 
-_SQL = re.compile(
-    r"""
-      (?P<skip>
-          '(?:[^'\\]|\\.|'')*'?        # string literal ('' and \ escapes; may run to the end)
-        | "(?:[^"]|"")*"?              # quoted identifier
-        | \$\$.*?(?:\$\$|\Z)           # dollar-quoted string
-        | (?:--|//)[^\r\n]*            # line comments (Snowflake also takes //), ended by \r as the dialect ends them
-        | /\*.*?(?:\*/|\Z)             # block comment
-        | ::                           # cast
-      )
-    | (?<![\w$\])"':]):(?P<param>[A-Za-z_]\w*)
-    | \{\{\s*(?P<ident>[A-Za-z_]\w*)\s*\}\}
-    """,
-    re.VERBOSE | re.DOTALL,
-)
-
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w$]*(?:\.[A-Za-z_][\w$]*)*")
+
+# The name of a :param or {{param}}: a plain word as it is written.
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+# A character right before ':' that makes it a path (v:field, "col":f, arr[0]:f, f(v):g, {'k':v}), not a parameter.
+_PATH_BEFORE_COLON = frozenset("$])\"':")
 
 # Leading "-o NAME" / "--out=NAME" tokens of a line magic; the SQL starts after
 # them. Every option takes a value, so the first token not starting with a
@@ -60,6 +55,8 @@ class LsqlCommand:
         sql: the statements to run, variables substituted.
         out: the notebook variable to store the result in (``-o``), if any.
         lake: the notebook variable holding the Lake to use (``--lake``), if any.
+        statements: how many ``;``-separated statements ``sql`` holds (empty ones
+            left out, as the dialect leaves them out).
 
     Example:
         >>> from lakeclone.magics.magic import LsqlMagics
@@ -67,13 +64,14 @@ class LsqlCommand:
         >>> command = LsqlCommand.parse(
         ...     "-o people", "SELECT * FROM people WHERE name = :who",
         ...     magic=LsqlMagics.lsql, namespace={"who": who})
-        >>> command.out, command.sql
-        ('people', "SELECT * FROM people WHERE name = 'O''Brien'")
+        >>> command.out, command.sql, command.statements
+        ('people', "SELECT * FROM people WHERE name = 'O''Brien'", 1)
     """
 
     sql: str
     out: str | None
     lake: str | None
+    statements: int = 1
 
     @classmethod
     def parse(
@@ -107,7 +105,13 @@ class LsqlCommand:
         for name in (args.out, args.lake):
             if name is not None and not name.isidentifier():
                 raise LakecloneError(f"%lsql: {name!r} is not a Python variable name.")
-        return cls(sql=interpolate(sql, namespace), out=args.out, lake=args.lake)
+        tokens = _tokens(sql)
+        return cls(
+            sql=_substituted(sql, tokens, namespace),
+            out=args.out,
+            lake=args.lake,
+            statements=_statement_count(tokens),
+        )
 
 
 def _split_options(line: str) -> tuple[str, str]:
@@ -124,23 +128,99 @@ def interpolate(sql: str, namespace: Mapping[str, Any]) -> str:
         >>> interpolate("SELECT :n, x::INT, 'a :n' FROM {{t}} -- :n", {"n": 3, "t": "db.s.t"})
         "SELECT 3, x::INT, 'a :n' FROM db.s.t -- :n"
     """
+    return _substituted(sql, _tokens(sql), namespace)
 
-    def substitute(match: re.Match[str]) -> str:
-        if match["skip"] is not None:
-            return match["skip"]
-        if match["param"] is not None:
-            name = match["param"]
-            return sql_literal(_lookup(namespace, name, f":{name}"), name=name)
-        name = match["ident"]
-        value = _lookup(namespace, name, f"{{{{{name}}}}}")
-        if not isinstance(value, str) or not _IDENTIFIER.fullmatch(value):
-            raise LakecloneError(
-                f"Cannot substitute {{{{{name}}}}}: {value!r} is not a SQL identifier "
-                "(letters, digits, _ and $, optionally dotted as db.schema.table)."
-            )
-        return value
 
-    return _SQL.sub(substitute, sql)
+def _tokens(sql: str) -> list[Token] | None:
+    """The dialect's tokens of ``sql`` (comments are no tokens); None for text it cannot read.
+
+    Text the tokenizer refuses (an unterminated string) is left as it is: the
+    statement then fails with the dialect's own syntax error.
+    """
+    try:
+        return Lsql().tokenize(sql)
+    except TokenError:
+        return None
+
+
+def _statement_count(tokens: list[Token] | None) -> int:
+    """How many non-empty statements the ``;`` tokens separate."""
+    if tokens is None:
+        return 1
+    count, empty = 0, True
+    for token in tokens:
+        if token.token_type is TokenType.SEMICOLON:
+            count += not empty
+            empty = True
+        else:
+            empty = False
+    return count + (not empty)
+
+
+def _substituted(sql: str, tokens: list[Token] | None, namespace: Mapping[str, Any]) -> str:
+    """``sql`` with each ``:name`` and ``{{name}}`` among ``tokens`` replaced, from the last to the first."""
+    if tokens is None:
+        return sql
+    replacements: list[tuple[int, int, str]] = []  # (start, end exclusive, text)
+    position = 0
+    while position < len(tokens):
+        found = _parameter(sql, tokens, position, namespace) or _identifier(sql, tokens, position, namespace)
+        if found is None:
+            position += 1
+            continue
+        replacement, used = found
+        replacements.append(replacement)
+        position += used
+    for start, end, text in reversed(replacements):
+        sql = sql[:start] + text + sql[end:]
+    return sql
+
+
+def _written(sql: str, token: Token) -> str:
+    return sql[token.start : token.end + 1]
+
+
+def _adjacent(first: Token, second: Token) -> bool:
+    return second.start == first.end + 1
+
+
+def _parameter(
+    sql: str, tokens: list[Token], position: int, namespace: Mapping[str, Any]
+) -> tuple[tuple[int, int, str], int] | None:
+    """``:name`` at ``position`` (a colon, a plain word right after it, no path before it): the variable as a literal."""
+    colon = tokens[position]
+    if colon.token_type is not TokenType.COLON or position + 1 == len(tokens):
+        return None
+    word = tokens[position + 1]
+    if not _adjacent(colon, word) or not _NAME.fullmatch(_written(sql, word)):
+        return None
+    before = sql[colon.start - 1] if colon.start else " "
+    if before.isalnum() or before == "_" or before in _PATH_BEFORE_COLON:
+        return None
+    name = _written(sql, word)
+    return (colon.start, word.end + 1, sql_literal(_lookup(namespace, name, f":{name}"), name=name)), 2
+
+
+def _identifier(
+    sql: str, tokens: list[Token], position: int, namespace: Mapping[str, Any]
+) -> tuple[tuple[int, int, str], int] | None:
+    """``{{ name }}`` at ``position``: the variable ``name``, which must hold a (dotted) SQL identifier."""
+    window = tokens[position : position + 5]
+    braces = [token.token_type for token in window[:2] + window[3:]]
+    if braces != [TokenType.L_BRACE, TokenType.L_BRACE, TokenType.R_BRACE, TokenType.R_BRACE]:
+        return None
+    if not (_adjacent(window[0], window[1]) and _adjacent(window[3], window[4])):
+        return None
+    name = _written(sql, window[2])
+    if not _NAME.fullmatch(name):
+        return None
+    value = _lookup(namespace, name, f"{{{{{name}}}}}")
+    if not isinstance(value, str) or not _IDENTIFIER.fullmatch(value):
+        raise LakecloneError(
+            f"Cannot substitute {{{{{name}}}}}: {value!r} is not a SQL identifier "
+            "(letters, digits, _ and $, optionally dotted as db.schema.table)."
+        )
+    return (window[0].start, window[4].end + 1, value), 5
 
 
 def _lookup(namespace: Mapping[str, Any], name: str, placeholder: str) -> Any:

@@ -87,6 +87,7 @@ class LsqlMagics(Magics):  # Magics is a traitlets Configurable: %config LsqlMag
                 max_rows=self.max_rows,
                 display_limit=self.display_limit,
                 query_id=lake.last_query_id,
+                statements=command.statements,
             )
         except LakecloneError as error:
             raise LsqlCellError(str(error)) from error

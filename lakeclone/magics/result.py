@@ -31,6 +31,7 @@ class LsqlResult(pd.DataFrame):
         display_limit: how many rows the notebook display shows.
         query_id: the id of the statement that made it, for
             ``BEFORE(STATEMENT => '<id>')``.
+        statements: how many statements the cell ran; the rows are the last one's.
 
     Example:
         >>> result = LsqlResult(pd.DataFrame({"n": range(50)}), elapsed=0.42,
@@ -40,7 +41,7 @@ class LsqlResult(pd.DataFrame):
         '50 rows · 0.42 s · showing first 20 of 50 rows'
     """
 
-    _metadata = ["elapsed", "truncated", "max_rows", "display_limit", "query_id"]
+    _metadata = ["elapsed", "truncated", "max_rows", "display_limit", "query_id", "statements"]
 
     def __init__(
         self,
@@ -51,6 +52,7 @@ class LsqlResult(pd.DataFrame):
         max_rows: int,
         display_limit: int,
         query_id: str | None,
+        statements: int = 1,
     ) -> None:
         super().__init__(rows)
         self.elapsed = elapsed
@@ -58,6 +60,7 @@ class LsqlResult(pd.DataFrame):
         self.max_rows = max_rows
         self.display_limit = display_limit
         self.query_id = query_id
+        self.statements = statements
 
     @property
     def _constructor(self) -> type[pd.DataFrame]:
@@ -73,6 +76,7 @@ class LsqlResult(pd.DataFrame):
         max_rows: int,
         display_limit: int,
         query_id: str | None,
+        statements: int = 1,
     ) -> LsqlResult:
         """Bring at most ``max_rows`` rows of a Spark DataFrame to the driver.
 
@@ -85,6 +89,7 @@ class LsqlResult(pd.DataFrame):
             max_rows: the cap on rows fetched.
             display_limit: rows the notebook display shows.
             query_id: the statement's id.
+            statements: how many statements the cell ran.
 
         Raises:
             LakecloneError: the query failed while running (a bad cast, a
@@ -103,19 +108,21 @@ class LsqlResult(pd.DataFrame):
             max_rows=max_rows,
             display_limit=display_limit,
             query_id=query_id,
+            statements=statements,
         )
 
     def footer(self) -> str:
-        """The line under the table: row count, time, and what is not shown.
+        """The line under the table: statements run (when more than one), row count, time, and what is not shown.
 
         Example:
-            ``1,234 rows · 0.42 s · showing first 20 of 1,234 rows``
+            ``1,234 rows · 0.42 s · showing first 20 of 1,234 rows``, or
+            ``3 statements ran; the last one's 1 row · 0.42 s``
         """
         count = len(self)
-        if self.truncated:
-            parts = [f"more than {count:,} rows", f"{self.elapsed:.2f} s"]
-        else:
-            parts = [f"{count:,} row{'' if count == 1 else 's'}", f"{self.elapsed:.2f} s"]
+        rows = f"more than {count:,} rows" if self.truncated else f"{count:,} row{'' if count == 1 else 's'}"
+        if self.statements > 1:
+            rows = f"{self.statements} statements ran; the last one's {rows}"
+        parts = [rows, f"{self.elapsed:.2f} s"]
         if count > self.display_limit:
             # Past the fetch cap the total is unknown: it was never counted.
             of = "" if self.truncated else f" of {count:,} rows"
