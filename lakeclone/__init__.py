@@ -1,5 +1,9 @@
 """lakeclone: clones, time travel and VACUUM on open Delta Lake tables, from a notebook.
 
+Every error is a :class:`LakecloneError`; the kinds a caller may catch
+(``LockTimeoutError``, ``ChannelInvalidError``, ``ObjectNotFoundError``…) are
+all defined and exported in :mod:`lakeclone.errors`.
+
 Example:
     >>> import lakeclone
     >>> lake = lakeclone.connect()                       # doctest: +SKIP

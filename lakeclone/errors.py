@@ -10,8 +10,40 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+
+__all__ = [
+    "CatalogBusyError",
+    "CatalogVersionError",
+    "ChannelInsertError",
+    "ChannelInvalidError",
+    "ChannelOpenError",
+    "ConcurrentWriteError",
+    "DataNotAvailableError",
+    "ExecutionError",
+    "InsertError",
+    "InsufficientPrivilegesError",
+    "InternalError",
+    "InvalidLocationError",
+    "InvalidParameterError",
+    "LakecloneError",
+    "LockTimeoutError",
+    "LsqlCellError",
+    "NoTransactionError",
+    "ObjectExistsError",
+    "ObjectNotFoundError",
+    "SetupError",
+    "SqlCompilationError",
+    "SqlSyntaxError",
+    "StaleStreamError",
+    "StatementNotFoundError",
+    "StatementPosition",
+    "StreamBusyError",
+    "TimeTravelError",
+    "UnsupportedStatementError",
+    "WidgetError",
+]
 
 
 @dataclass(frozen=True)
@@ -174,6 +206,94 @@ class InternalError(LakecloneError):
         detail = f"{type(original).__name__}: {lines[0]}" if lines else type(original).__name__
         super().__init__(f"Internal error in lakeclone ({detail}); please report it.")
         self.original = original
+
+
+class StaleStreamError(SqlCompilationError):
+    """A stream whose offset its source no longer keeps: it must be recreated."""
+
+
+class StreamBusyError(LakecloneError):
+    """Another session's statement kept consuming the stream longer than lakeclone waits."""
+
+
+class NoTransactionError(SqlCompilationError):
+    """COMMIT or ROLLBACK with no transaction open in the session."""
+
+
+class LockTimeoutError(LakecloneError):
+    """Another session's transaction held a table longer than the statement's LOCK_TIMEOUT."""
+
+
+class CatalogBusyError(LakecloneError):
+    """Another process held the catalog longer than lakeclone waits."""
+
+
+class CatalogVersionError(LakecloneError):
+    """The catalog was written by a newer lakeclone."""
+
+
+@dataclass(frozen=True)
+class InsertError:
+    """One error of a channel insert: the row (its index in the batch), the column, and what went wrong.
+
+    Attributes:
+        row_index: the row's position in the rows passed to the call, from 0.
+        column: the column's name, or None for an error of the whole row.
+        message: what went wrong, as Snowflake words it where it has words.
+        offset_token: the token passed with the batch, if any.
+    """
+
+    row_index: int
+    column: str | None
+    message: str
+    offset_token: str | None = None
+
+    def __str__(self) -> str:
+        where = f"column {self.column}" if self.column else "the row"
+        return f"Row {self.row_index}, {where}: {self.message}"
+
+
+class ChannelInvalidError(LakecloneError):
+    """The channel handle was invalidated (reopened elsewhere, its table dropped) or closed; its unflushed rows are gone."""
+
+
+class ChannelInsertError(LakecloneError):
+    """An ON_ERROR = ABORT batch had a row that failed: nothing of the batch was loaded.
+
+    Attributes:
+        errors: the error that stopped the batch.
+    """
+
+    def __init__(self, errors: Sequence[InsertError]) -> None:
+        super().__init__(f"The batch was rejected (ON_ERROR = ABORT): {errors[0]}")
+        self.errors = tuple(errors)
+
+
+class ChannelOpenError(LakecloneError):
+    """A table channels cannot write."""
+
+
+class WidgetError(LakecloneError):
+    """A widget cannot show its table; IPython shows just this one-line message.
+
+    Raised ``from None``: the internal error it replaces (and Spark's stack
+    under it) is not chained, so a typo in a table name costs one line, not
+    a screen of traceback.
+    """
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {self}"]
+
+
+class LsqlCellError(LakecloneError):
+    """A statement in a ``%%lsql`` cell failed; IPython shows just the message.
+
+    The cell still counts as failed, so "Run all" stops and nbval reports it.
+    The original error is the ``__cause__``, for ``%debug``.
+    """
+
+    def _render_traceback_(self) -> list[str]:
+        return str(self).splitlines()
 
 
 SPARK_STOPPED = (

@@ -50,6 +50,28 @@ def people(copy_of: Callable[[Build], lakeclone.Lake]) -> lakeclone.Lake:
     return copy_of(_ann_and_bob)
 
 
+def test_every_error_lakeclone_raises_is_defined_and_exported_in_errors() -> None:
+    """One module holds the errors a caller may catch, each in its ``__all__``; no feature defines one of its own."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import lakeclone.errors
+
+    raised = set()
+    for module in pkgutil.walk_packages(lakeclone.__path__, "lakeclone."):
+        for value in vars(importlib.import_module(module.name)).values():
+            if inspect.isclass(value) and issubclass(value, lakeclone.LakecloneError):
+                raised.add(value)
+    assert {error.__module__ for error in raised} == {"lakeclone.errors"}
+    defined = {
+        value for value in vars(lakeclone.errors).values() if inspect.isclass(value) and value.__module__ == "lakeclone.errors"
+    }
+    assert {error.__name__ for error in defined} == set(lakeclone.errors.__all__)
+    assert raised == {error for error in defined if issubclass(error, lakeclone.LakecloneError)}
+    assert {"LockTimeoutError", "ChannelInvalidError", "StaleStreamError", "WidgetError"} <= set(lakeclone.errors.__all__)
+
+
 # Short tracebacks -----------------------------------------------------------------------------------
 
 

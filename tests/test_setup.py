@@ -14,9 +14,9 @@ from jvm_settings import worker_env
 
 from lakeclone import jars, jvm_archive
 from lakeclone.catalog.entries import TableKind
-from lakeclone.catalog.migrations import INITIAL, MIGRATIONS, CatalogVersionError
+from lakeclone.catalog.migrations import INITIAL, MIGRATIONS
 from lakeclone.catalog.store import Catalog
-from lakeclone.errors import SetupError
+from lakeclone.errors import CatalogVersionError, SetupError
 
 
 def test_missing_jars_say_how_to_fetch_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

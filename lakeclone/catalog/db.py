@@ -10,11 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from lakeclone.catalog.migrations import migrate
-from lakeclone.errors import LakecloneError
-
-
-class CatalogBusyError(LakecloneError):
-    """Another process held the catalog longer than lakeclone waits."""
+from lakeclone.errors import CatalogBusyError
 
 
 def timestamp_text(moment: dt.datetime) -> str:

@@ -10,12 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-from lakeclone.errors import LakecloneError
-
-
-class CatalogVersionError(LakecloneError):
-    """The catalog was written by a newer lakeclone."""
-
+from lakeclone.errors import CatalogVersionError
 
 # The schema of every catalog written before migrations were numbered. Its
 # statements are IF NOT EXISTS so that such a catalog (user_version 0) passes

@@ -10,7 +10,7 @@ import datetime as dt
 
 from lakeclone.catalog.access import AccessStore
 from lakeclone.catalog.channels import ChannelStore
-from lakeclone.catalog.db import CatalogBusyError, parse_timestamp, timestamp_text
+from lakeclone.catalog.db import parse_timestamp, timestamp_text
 from lakeclone.catalog.definitions import DefinitionStore
 from lakeclone.catalog.entries import (
     ChannelEntry,
@@ -44,7 +44,6 @@ __all__ = [
     "DEFAULT_DATABASE",
     "DEFAULT_SCHEMA",
     "Catalog",
-    "CatalogBusyError",
     "ChannelEntry",
     "CloneKind",
     "ClusteringEntry",

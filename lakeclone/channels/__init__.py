@@ -11,17 +11,14 @@ lists them.
 from lakeclone.channels import client, convert, log, statements
 from lakeclone.channels.client import (
     Channel,
-    ChannelInsertError,
-    ChannelInvalidError,
-    ChannelOpenError,
     ChannelStatus,
     ChannelStatusCode,
     InsertValidationResponse,
     OnError,
     StreamingClient,
 )
-from lakeclone.channels.convert import InsertError
 from lakeclone.engine import registry
+from lakeclone.errors import ChannelInsertError, ChannelInvalidError, ChannelOpenError, InsertError
 
 registry.SHOWS["CHANNELS"] = statements.show_channels
 

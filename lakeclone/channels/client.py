@@ -26,11 +26,19 @@ from sqlglot import exp
 from lakeclone.catalog.store import Catalog
 from lakeclone.channels import log as channel_log
 from lakeclone.channels.compaction import ENABLED_CONF, CompactionPolicy
-from lakeclone.channels.convert import InsertError, RowConverter, UnsupportedColumnType, staging_schema
+from lakeclone.channels.convert import RowConverter, UnsupportedColumnType, staging_schema
 from lakeclone.clustering.optimize import optimize_table
 from lakeclone.delta import transaction
 from lakeclone.engine import results
-from lakeclone.errors import ConcurrentWriteError, InvalidParameterError, LakecloneError
+from lakeclone.errors import (
+    ChannelInsertError,
+    ChannelInvalidError,
+    ChannelOpenError,
+    ConcurrentWriteError,
+    InsertError,
+    InvalidParameterError,
+    LakecloneError,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -69,26 +77,6 @@ class ChannelStatusCode(str, Enum):
     SUCCESS = "SUCCESS"
     INVALID = "INVALID"
     CLOSED = "CLOSED"
-
-
-class ChannelInvalidError(LakecloneError):
-    """The channel handle was invalidated (reopened elsewhere, its table dropped) or closed; its unflushed rows are gone."""
-
-
-class ChannelInsertError(LakecloneError):
-    """An ON_ERROR = ABORT batch had a row that failed: nothing of the batch was loaded.
-
-    Attributes:
-        errors: the error that stopped the batch.
-    """
-
-    def __init__(self, errors: Sequence[InsertError]) -> None:
-        super().__init__(f"The batch was rejected (ON_ERROR = ABORT): {errors[0]}")
-        self.errors = tuple(errors)
-
-
-class ChannelOpenError(LakecloneError):
-    """A table channels cannot write."""
 
 
 @dataclass(frozen=True)

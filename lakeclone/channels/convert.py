@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from lakeclone.errors import InsertError
+
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql.types import DataType, StructType
@@ -24,27 +26,6 @@ if TYPE_CHECKING:
 
 class ConversionError(ValueError):
     """A value its column's type cannot hold."""
-
-
-@dataclass(frozen=True)
-class InsertError:
-    """One error of an insert: the row (its index in the batch), the column, and what went wrong.
-
-    Attributes:
-        row_index: the row's position in the rows passed to the call, from 0.
-        column: the column's name, or None for an error of the whole row.
-        message: what went wrong, as Snowflake words it where it has words.
-        offset_token: the token passed with the batch, if any.
-    """
-
-    row_index: int
-    column: str | None
-    message: str
-    offset_token: str | None = None
-
-    def __str__(self) -> str:
-        where = f"column {self.column}" if self.column else "the row"
-        return f"Row {self.row_index}, {where}: {self.message}"
 
 
 _TRUE = {"true", "t", "yes", "y", "on", "1"}

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakeclone.magics.magic import LsqlCellError, LsqlMagics
+from lakeclone.errors import LsqlCellError
+from lakeclone.magics.magic import LsqlMagics
 from lakeclone.magics.result import LsqlResult
 
 if TYPE_CHECKING:

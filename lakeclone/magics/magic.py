@@ -17,22 +17,11 @@ from IPython.core.magic_arguments import argument, magic_arguments
 from traitlets import Int
 
 import lakeclone.lake
-from lakeclone.errors import LakecloneError
+from lakeclone.errors import LakecloneError, LsqlCellError
 from lakeclone.magics.command import LsqlCommand
 from lakeclone.magics.result import LsqlResult
 
-__all__ = ["LsqlCellError", "LsqlMagics"]
-
-
-class LsqlCellError(LakecloneError):
-    """A statement in a cell failed; IPython shows just the message.
-
-    The cell still counts as failed, so "Run all" stops and nbval reports it.
-    The original error is the ``__cause__``, for ``%debug``.
-    """
-
-    def _render_traceback_(self) -> list[str]:
-        return str(self).splitlines()
+__all__ = ["LsqlMagics"]
 
 
 @magics_class

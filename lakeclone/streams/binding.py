@@ -18,9 +18,9 @@ from lakeclone.catalog.names import QualifiedName
 from lakeclone.dialect import table_reference
 from lakeclone.engine.compiler import protected
 from lakeclone.engine.tables import StreamRead
-from lakeclone.errors import SqlCompilationError
+from lakeclone.errors import SqlCompilationError, StaleStreamError
 from lakeclone.streams import consume, reader, tracking, view_reader
-from lakeclone.streams.staleness import StaleStreamError, staleness
+from lakeclone.streams.staleness import staleness
 from lakeclone.timetravel import Point, PointKind
 
 if TYPE_CHECKING:

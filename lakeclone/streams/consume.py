@@ -34,7 +34,7 @@ from sqlglot import exp
 
 from lakeclone.catalog.entries import Consumption
 from lakeclone.catalog.sessions import is_alive
-from lakeclone.errors import ConcurrentWriteError, InternalError, LakecloneError
+from lakeclone.errors import ConcurrentWriteError, InternalError, StreamBusyError
 
 if TYPE_CHECKING:
     from lakeclone.catalog.store import Catalog
@@ -45,10 +45,6 @@ if TYPE_CHECKING:
 # How long a statement waits for another session's statement consuming the same stream.
 WAIT_SECONDS = 120.0
 _POLL_SECONDS = 0.05
-
-
-class StreamBusyError(LakecloneError):
-    """Another session's statement kept consuming the stream longer than lakeclone waits."""
 
 
 def consumes(execution: Execution) -> bool:

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 
 from lakeclone.catalog.entries import SourceKind
 from lakeclone.catalog.parameters import RETENTION
-from lakeclone.errors import SqlCompilationError
 
 if TYPE_CHECKING:
     from lakeclone.catalog.entries import StreamEntry, TableEntry
@@ -38,10 +37,6 @@ def consume_within(catalog: Catalog, table: TableEntry) -> dt.timedelta:
     if retention >= EXTENDED_BELOW_DAYS:
         return dt.timedelta(days=retention)
     return dt.timedelta(days=max(retention, int(catalog.parameter(table, MAX_EXTENSION)[0])))
-
-
-class StaleStreamError(SqlCompilationError):
-    """A stream whose offset its source no longer keeps: it must be recreated."""
 
 
 @dataclass(frozen=True)

@@ -31,10 +31,10 @@ from lakeclone.delta.changes import file_changes
 from lakeclone.delta.statements import quoted
 from lakeclone.engine.compiler import to_spark
 from lakeclone.engine.tables import StreamRead
+from lakeclone.errors import StaleStreamError
 from lakeclone.streams import reader, tracking, view_plan
 from lakeclone.streams.lineage import RID, ROW_ID, TOUCHED, Source, with_lineage
 from lakeclone.streams.reader import ACTION, DELETE, INSERT, IS_UPDATE, ROW_ID_COLUMN
-from lakeclone.streams.staleness import StaleStreamError
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from lakeclone.catalog.entries import TableLock
 from lakeclone.catalog.sessions import is_alive
-from lakeclone.errors import LakecloneError
+from lakeclone.errors import LockTimeoutError
 from lakeclone.transactions import lifecycle
 
 if TYPE_CHECKING:
@@ -26,10 +26,6 @@ if TYPE_CHECKING:
     from lakeclone.engine.executor import Execution
 
 _POLL_SECONDS = 0.05
-
-
-class LockTimeoutError(LakecloneError):
-    """Another session's transaction held a table longer than the statement's LOCK_TIMEOUT."""
 
 
 def lock_target(execution: Execution, target: str | None) -> None:

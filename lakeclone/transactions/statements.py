@@ -13,7 +13,7 @@ from sqlglot import exp
 
 from lakeclone.dialect.expressions import DescribeDetail, DescribeHistory, ShowParameters
 from lakeclone.engine import registry, results
-from lakeclone.errors import SqlCompilationError
+from lakeclone.errors import NoTransactionError, SqlCompilationError
 from lakeclone.transactions import lifecycle
 
 if TYPE_CHECKING:
@@ -38,10 +38,6 @@ TRANSACTIONAL: tuple[type, ...] = (
     exp.Commit,
     exp.Rollback,
 )
-
-
-class NoTransactionError(SqlCompilationError):
-    """COMMIT or ROLLBACK with no transaction open in the session."""
 
 
 def _name(expression: exp.Expression) -> str | None:

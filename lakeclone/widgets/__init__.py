@@ -20,7 +20,8 @@ Example:
 
 from __future__ import annotations
 
-from lakeclone.widgets._live import LiveWidget, Shown, WidgetError
+from lakeclone.errors import WidgetError
+from lakeclone.widgets._live import LiveWidget, Shown
 from lakeclone.widgets.channels import (
     ChannelInfo,
     ChannelMonitor,

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import ipywidgets
 
-from lakeclone.errors import LakecloneError, ObjectNotFoundError
+from lakeclone.errors import LakecloneError, ObjectNotFoundError, WidgetError
 from lakeclone.widgets import _style
 
 if TYPE_CHECKING:
@@ -44,18 +44,6 @@ if TYPE_CHECKING:
     from lakeclone.lake import Lake
 
 DataT = TypeVar("DataT")
-
-
-class WidgetError(LakecloneError):
-    """A widget cannot show its table; IPython shows just this one-line message.
-
-    Raised ``from None``: the internal error it replaces (and Spark's stack
-    under it) is not chained, so a typo in a table name costs one line, not
-    a screen of traceback.
-    """
-
-    def _render_traceback_(self) -> list[str]:
-        return [f"{type(self).__name__}: {self}"]
 
 
 def one_line(error: BaseException) -> str:

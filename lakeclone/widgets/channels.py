@@ -33,9 +33,9 @@ from typing import TYPE_CHECKING
 import ipywidgets
 from matplotlib.figure import Figure
 
-from lakeclone.errors import LakecloneError
+from lakeclone.errors import LakecloneError, WidgetError
 from lakeclone.widgets import _style
-from lakeclone.widgets._live import LiveWidget, WidgetError, one_line, sql_name
+from lakeclone.widgets._live import LiveWidget, one_line, sql_name
 from lakeclone.widgets.streams import current_schema
 
 if TYPE_CHECKING:

@@ -32,9 +32,9 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch, Rectangle
 from matplotlib.textpath import TextPath
 
 from lakeclone.clones.lineage import Lineage, LineageNode
-from lakeclone.errors import LakecloneError
+from lakeclone.errors import LakecloneError, WidgetError
 from lakeclone.widgets import _style
-from lakeclone.widgets._live import LiveWidget, WidgetError, fit_picker, one_line, sql_name
+from lakeclone.widgets._live import LiveWidget, fit_picker, one_line, sql_name
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

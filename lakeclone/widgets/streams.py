@@ -32,9 +32,9 @@ import ipywidgets
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from lakeclone.errors import LakecloneError, SqlCompilationError
+from lakeclone.errors import LakecloneError, SqlCompilationError, WidgetError
 from lakeclone.widgets import _style
-from lakeclone.widgets._live import LiveWidget, WidgetError, one_line, sql_name
+from lakeclone.widgets._live import LiveWidget, one_line, sql_name
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
