@@ -192,12 +192,12 @@ def _parameter(
     if colon.token_type is not TokenType.COLON or position + 1 == len(tokens):
         return None
     word = tokens[position + 1]
-    if not _adjacent(colon, word) or not _NAME.fullmatch(_written(sql, word)):
+    name = _written(sql, word)
+    if not _adjacent(colon, word) or not _NAME.fullmatch(name):
         return None
     before = sql[colon.start - 1] if colon.start else " "
     if before.isalnum() or before == "_" or before in _PATH_BEFORE_COLON:
         return None
-    name = _written(sql, word)
     return (colon.start, word.end + 1, sql_literal(_lookup(namespace, name, f":{name}"), name=name)), 2
 
 

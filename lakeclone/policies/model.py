@@ -7,13 +7,21 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from lakeclone.catalog.policies import OBJECT_LEVEL, PolicyEntry
+from lakeclone.access.privileges import Privilege
+from lakeclone.catalog.policies import OBJECT_LEVEL, PolicyEntry, PolicyKind
 from lakeclone.dialect import Lsql
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from lakeclone.catalog.store import Catalog, TableEntry
+
+# The account-level privilege that lets a role set any policy (or tag) of a kind, without APPLY on it.
+APPLY_ON_ACCOUNT = {
+    PolicyKind.MASKING: Privilege.APPLY_MASKING_POLICY,
+    PolicyKind.ROW_ACCESS: Privilege.APPLY_ROW_ACCESS_POLICY,
+    PolicyKind.TAG: Privilege.APPLY_TAG,
+}
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from lakeclone.dialect import table_reference
 from lakeclone.engine import registry
 from lakeclone.engine.compiler import spark_sql
 from lakeclone.errors import ObjectNotFoundError, SqlCompilationError
-from lakeclone.policies.model import column_types, protection
+from lakeclone.policies.model import APPLY_ON_ACCOUNT, column_types, protection
 
 if TYPE_CHECKING:
     from lakeclone.engine.tables import Tables
@@ -96,17 +96,13 @@ def policy_references(tables: Tables, call: exp.Anonymous) -> exp.Expression:
     return tables.bind_frame(tables.spark.createDataFrame(rows, POLICY_REFERENCES_SCHEMA), None)
 
 
-# The account-level privilege that lets a role attach (and so list the uses of) every policy of a kind.
-_APPLY_ON_ACCOUNT = {PolicyKind.MASKING: Privilege.APPLY_MASKING_POLICY, PolicyKind.ROW_ACCESS: Privilege.APPLY_ROW_ACCESS_POLICY}
-
-
 def _policy(tables: Tables, name: str) -> PolicyEntry:
     """The masking or row access policy ``name`` names, if the role may list where it is set.
 
-    As for Snowflake's POLICY_REFERENCES: a role that holds a privilege on
-    the policy (its owner, or APPLY) with USAGE on its schema, or APPLY
-    MASKING POLICY (APPLY ROW ACCESS POLICY) on the account. To any other
-    role a policy it may not list reads like a missing one.
+    A role that may set the policy: one holding a privilege on it (its
+    owner, or APPLY) with USAGE on its schema, or APPLY MASKING POLICY (APPLY
+    ROW ACCESS POLICY) on the account. To any other role a policy it may not
+    list reads like a missing one.
     """
     catalog = tables.catalog
     roles = GUARD.roles(catalog, tables.session.role)
@@ -114,12 +110,12 @@ def _policy(tables: Tables, name: str) -> PolicyEntry:
     schema = named_schema(catalog, qualified.database, qualified.schema)
     if schema is not None:
         GUARD.require(catalog, roles, Need(schema, (Privilege.USAGE,)))
-    for kind, on_account in _APPLY_ON_ACCOUNT.items():
+    for kind in (PolicyKind.MASKING, PolicyKind.ROW_ACCESS):
         policy = catalog.policy(qualified.database, qualified.schema, qualified.name, kind)
         if policy is None:
             continue
         securable = Securable(kind.value, policy.id, str(qualified))
-        if GUARD.holds(catalog, roles, ACCOUNT_SECURABLE, on_account) or GUARD.sees(catalog, roles, securable):
+        if GUARD.holds(catalog, roles, ACCOUNT_SECURABLE, APPLY_ON_ACCOUNT[kind]) or GUARD.sees(catalog, roles, securable):
             return policy
     raise ObjectNotFoundError(str(qualified), "Policy")
 

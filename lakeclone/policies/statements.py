@@ -41,7 +41,7 @@ from lakeclone.engine import registry, results
 from lakeclone.engine.context import SessionContext
 from lakeclone.engine.show import matches, scope_schemas
 from lakeclone.errors import ObjectExistsError, ObjectNotFoundError, SqlCompilationError
-from lakeclone.policies.model import type_family
+from lakeclone.policies.model import APPLY_ON_ACCOUNT, type_family
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -53,11 +53,6 @@ _CREATE = {
     PolicyKind.MASKING: Privilege.CREATE_MASKING_POLICY,
     PolicyKind.ROW_ACCESS: Privilege.CREATE_ROW_ACCESS_POLICY,
     PolicyKind.TAG: Privilege.CREATE_TAG,
-}
-_APPLY_ON_ACCOUNT = {
-    PolicyKind.MASKING: Privilege.APPLY_MASKING_POLICY,
-    PolicyKind.ROW_ACCESS: Privilege.APPLY_ROW_ACCESS_POLICY,
-    PolicyKind.TAG: Privilege.APPLY_TAG,
 }
 _LABELS = {PolicyKind.MASKING: "Masking policy", PolicyKind.ROW_ACCESS: "Row access policy", PolicyKind.TAG: "Tag"}
 
@@ -286,7 +281,7 @@ def _require_apply(execution: Execution, owner: Securable, kind: PolicyKind, pol
     """Attaching needs APPLY <kind> on the account, or OWNERSHIP of the object and APPLY on each policy or tag."""
     catalog = execution.catalog
     roles = GUARD.roles(catalog, execution.session.role)
-    if GUARD.holds(catalog, roles, ACCOUNT_SECURABLE, _APPLY_ON_ACCOUNT[kind]):
+    if GUARD.holds(catalog, roles, ACCOUNT_SECURABLE, APPLY_ON_ACCOUNT[kind]):
         GUARD.require(catalog, roles, Need(owner, ()))
         return
     _require(execution, Need(owner, (Privilege.OWNERSHIP,)), *(Need(p, (Privilege.APPLY,)) for p in policies))
