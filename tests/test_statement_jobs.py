@@ -142,6 +142,64 @@ def test_show_tables_reads_counts_and_sizes_from_deltas_checksums(lake: lakeclon
         assert size == detail.sizeInBytes > 0
 
 
+def test_show_tables_counts_each_table_once_per_version_whoever_writes_it(
+    tmp_path: Path, spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lake = lakeclone.connect(tmp_path / "warehouse", spark=spark)
+    other = lakeclone.connect(tmp_path / "warehouse", spark=spark)  # another session: its own Delta reader
+    for name in ("a", "b", "c"):
+        lake.sql(f"CREATE TABLE {name} (id INT); INSERT INTO {name} VALUES (1), (2)")
+    counted: list[str] = []
+    latest_counts = log.TableLog.latest_counts
+
+    def counting(table_log: log.TableLog) -> log.TableCounts:
+        counted.append(table_log.location)
+        return latest_counts(table_log)
+
+    monkeypatch.setattr(log.TableLog, "latest_counts", counting)
+
+    folders: dict[str, str] = {}
+
+    def shown() -> dict[str, int]:
+        listing = lake.sql("SHOW TABLES").collect()
+        folders.update({r["location"]: r["name"] for r in listing})
+        return {r["name"]: r["rows"] for r in listing}
+
+    assert shown() == {"A": 2, "B": 2, "C": 2}
+    assert sorted(folders[f] for f in counted) == ["A", "B", "C"]
+    assert shown() == {"A": 2, "B": 2, "C": 2}
+    assert len(counted) == 3  # no table changed: none is asked for again
+    other.sql("INSERT INTO b VALUES (3)")
+    lake.sql("ALTER TABLE c SET CHANGE_TRACKING = TRUE")  # a commit that changes no count
+    assert shown() == {"A": 2, "B": 3, "C": 2}
+    assert sorted(folders[f] for f in counted[3:]) == ["B", "C"]
+
+
+def test_which_files_exist_is_asked_in_one_glob_of_literal_names(
+    tmp_path: Path, spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lakeclone.storage import Storage
+
+    storage = Storage(spark)
+    folders = ["plain", "a,b", "{x}", "[0-9]", "star*", "q?", "back\\slash", "per%20cent", "sp ace", "ünï"]
+    present = []
+    for name in folders:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "f.json").write_text("{}")
+        present.append(storage.qualify(str(tmp_path / name / "f.json")))
+    absent = [storage.qualify(str(tmp_path / name / "g.json")) for name in folders]
+    absent.append(storage.qualify(str(tmp_path / "plain" / "*.json")))  # would match f.json as a pattern
+    asked_alone: list[str] = []
+    exists = storage.exists
+    monkeypatch.setattr(storage, "exists", lambda uri: asked_alone.append(uri) or exists(uri))
+    assert storage.existing(present + absent) == set(present)
+    # Only names with a character globs read as a pattern are asked about one by one.
+    assert set(asked_alone) == {uri for uri in present + absent if set(uri) & set("\\{}[]*?,")}
+    assert len(asked_alone) == 13
+    assert storage.existing(absent) == set()
+    assert storage.existing([]) == set()
+
+
 def test_describe_reads_files_and_size_from_deltas_checksum(lake: lakeclone.Lake) -> None:
     lake.sql("CREATE TABLE t (id INT, v STRING); INSERT INTO t VALUES (1, 'a'); INSERT INTO t VALUES (2, 'b')")
     lake.sql("DELETE FROM t WHERE id = 1")
@@ -178,20 +236,21 @@ def test_with_compute_ahead_a_tracked_insert_after_think_time_runs_only_its_writ
 def test_show_results_are_built_on_the_driver_with_spark_frames_values(spark: SparkSession) -> None:
     from lakeclone.engine import results
 
-    texts = ["a'b", 'q"q', "back\\slash", "new\nline", "ünï ☃", "${x}", "", "\\'", "--", "/*"]
+    every_ascii = "".join(map(chr, range(128))) + "\u2028"
+    texts = ["a'b", 'q"q', "back\\slash", "new\nline", "ünï ☃", "${x}", "", "\\'", "--", "/*", every_ascii]
     data = [
         (text, i, i / 3, i % 2 == 0, dt.datetime(2024, 1, 1, 12, 0, 0, 123456, tzinfo=dt.timezone.utc), dt.date(2024, 2, 29),
-         decimal.Decimal("1.50"), {"k": text, "z": None}, [text, None], None)
+         decimal.Decimal("1.50"), {"k": text, "z": None}, [text, None], None, i, text.encode())
         for i, text in enumerate(texts)
     ]  # fmt: skip
-    schema = "s STRING, i BIGINT, f DOUBLE, b BOOLEAN, ts TIMESTAMP, d DATE, dec DECIMAL(10,2), m MAP<STRING,STRING>, a ARRAY<STRING>, n INT"
+    schema = "s STRING, i BIGINT, f DOUBLE, b BOOLEAN, ts TIMESTAMP, d DATE, dec DECIMAL(10,2), m MAP<STRING,STRING>, a ARRAY<STRING>, n INT, k INT, bin BINARY"
     with spark_jobs_run(spark) as jobs:
         local = results.rows(spark, schema, data).collect()
         empty = results.rows(spark, schema, [])
         assert empty.collect() == []
     assert jobs == []
     assert local == spark.createDataFrame(data, schema).collect()
-    assert empty.dtypes == spark.createDataFrame([], schema).dtypes
+    assert results.rows(spark, schema, data).dtypes == empty.dtypes == spark.createDataFrame([], schema).dtypes
     many = data * (results.LOCAL_ROWS // len(data) + 1)  # beyond LOCAL_ROWS: a frame from createDataFrame
     assert results.rows(spark, schema, many).collect() == spark.createDataFrame(many, schema).collect()
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lakeclone.delta.commits import Commit
 from lakeclone.delta.jvm import Jvm
-from lakeclone.storage import join, qualified_form, resolve_log_path
+from lakeclone.storage import Storage, join, qualified_form, resolve_log_path
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -82,9 +82,10 @@ class Snapshot:
 
 
 @dataclass(frozen=True)
-class CheckedCounts:
-    """A version's rows (as readers see them) and bytes, as Delta's checksum file records them."""
+class TableCounts:
+    """A version's rows (as readers see them) and bytes."""
 
+    version: int
     rows: int
     size: int
 
@@ -102,10 +103,46 @@ class Delta:
         self.spark = spark
         self.jvm = Jvm(spark)
         self._histories: dict[str, _History] = {}
+        self._counted: dict[str, TableCounts] = {}
+        self._storage = Storage(spark)
 
     def table(self, location: str) -> TableLog:
         """The log of the table at ``location`` (a qualified URI)."""
         return TableLog(self, location)
+
+    def latest_counts(self, locations: Sequence[str]) -> dict[str, TableCounts]:
+        """Each table's rows and bytes at its latest version, by location.
+
+        Counted once per version: a table counted before is counted again only
+        if its next version's commit file exists, and whether any has is one
+        question to storage for all of them (SHOW TABLES lists many tables,
+        and asking Delta for each one's latest version takes a log listing and
+        a few JVM round trips apiece).
+        """
+        known = {location: self._counted[location] for location in locations if location in self._counted}
+        next_commits = {commit_file(location, counts.version + 1): location for location, counts in known.items()}
+        for uri in self._storage.existing(next_commits):
+            del known[next_commits[uri]]
+        for location in locations:
+            if location not in known:
+                known[location] = self._counted[location] = self.table(location).latest_counts()
+        return {location: known[location] for location in locations}
+
+
+def commit_file(location: str, version: int) -> str:
+    """The URI of the commit file of ``version`` of the table at ``location``."""
+    return join(location, LOG_FOLDER, f"{version:020d}.json")
+
+
+def _listed_rows(adds: Sequence[Mapping[str, Any]]) -> int | None:
+    """The rows readers see in a checksum's add actions; None when one lacks its row count."""
+    rows = 0
+    for add in adds:
+        stats = json.loads(add["stats"]) if add.get("stats") else {}
+        if "numRecords" not in stats:
+            return None
+        rows += int(stats["numRecords"]) - int((add.get("deletionVector") or {}).get("cardinality") or 0)
+    return rows
 
 
 def _present(add: Mapping[str, Any]) -> dict[str, Any]:
@@ -185,24 +222,22 @@ class TableLog:
             return {"num_files": int(checksum.get().numFiles()), "size": int(checksum.get().tableSizeBytes())}
         return {"num_files": int(snap.numOfFiles()), "size": int(snap.sizeInBytes())}
 
-    def checked_counts(self, version: int | None = None) -> CheckedCounts | None:
-        """The version's rows and bytes, from Delta's checksum file alone: no Spark job.
+    def latest_counts(self) -> TableCounts:
+        """The latest version's rows (as readers see them) and bytes.
 
-        None when the version has no checksum, it lists no files (see
-        :meth:`_checksum`), or a file lacks its row count: the caller asks
-        Delta's snapshot and counts with Spark.
+        From Delta's checksum file alone when it lists the version's files with
+        their row counts (see :meth:`_checksum`): no Spark job. Otherwise the
+        bytes come from Delta's snapshot and the rows from a ``COUNT(*)``,
+        which Delta answers from the files' statistics, not their data.
         """
-        checksum = self._checksum(self._latest() if version is None else self._at(version))
-        adds = checksum.get("allFiles") if checksum is not None else None
-        if checksum is None or adds is None:
-            return None
-        rows = 0
-        for add in adds:
-            stats = json.loads(add["stats"]) if add.get("stats") else {}
-            if "numRecords" not in stats:
-                return None
-            rows += int(stats["numRecords"]) - int((add.get("deletionVector") or {}).get("cardinality") or 0)
-        return CheckedCounts(rows, int(checksum["tableSizeBytes"]))
+        snap = self._latest()
+        version = int(snap.version())
+        checksum = self._checksum(snap)
+        rows = _listed_rows(checksum["allFiles"]) if checksum is not None and checksum.get("allFiles") is not None else None
+        if checksum is not None and rows is not None:
+            return TableCounts(version, rows, int(checksum["tableSizeBytes"]))
+        (row,) = self.delta.spark.sql(f"SELECT COUNT(*) FROM {sql_name(self.location)} VERSION AS OF {version}").collect()
+        return TableCounts(version, int(row[0]), self._file_totals(snap)["size"])
 
     def listed_frame(self, version: int) -> DataFrame | None:
         """``version``'s rows read from the files its checksum lists, where that beats Delta's own read; else None.
@@ -365,7 +400,7 @@ class TableLog:
             return {}
         from pyspark.sql import functions as F
 
-        paths = [join(self.log_folder, f"{v:020d}.json") for v in range(version + 1, latest + 1)]
+        paths = [commit_file(self.location, v) for v in range(version + 1, latest + 1)]
         file_action = "struct<path:string,deletionVector:struct<storageType:string,pathOrInlineDv:string>>"
         rows = (
             self.delta.spark.read.schema(f"add {file_action}, remove {file_action}")

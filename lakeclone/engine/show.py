@@ -12,7 +12,6 @@ from sqlglot import exp
 from lakeclone.catalog import parameters as params
 from lakeclone.catalog.entries import ObjectKind
 from lakeclone.catalog.names import schema_name
-from lakeclone.delta.log import sql_name
 from lakeclone.dialect import expressions as lx
 from lakeclone.engine import registry, results
 from lakeclone.engine.objects import require_database
@@ -22,7 +21,7 @@ from lakeclone.timetravel import literal_int
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from lakeclone.catalog.store import Catalog, SchemaEntry, TableEntry
+    from lakeclone.catalog.store import Catalog, SchemaEntry
     from lakeclone.engine.executor import Execution
 
 # What SHOW TABLES and DESCRIBE DETAIL say when no feature supplies an attribute.
@@ -190,33 +189,37 @@ def _schemas(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
 def _tables(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
     catalog = execution.catalog
     history = bool(execution.expression.args.get("history"))
+    tables = [
+        table
+        for schema in scope_schemas(execution)
+        for table in catalog.tables(schema, dropped=history)
+        if matches(like, table.name)
+    ]
+    # From Delta's checksum files, each counted once per version: no Spark job for tables of few files.
+    counts = execution.delta.latest_counts([table.location for table in tables])
     data = []
-    for schema in scope_schemas(execution):
-        for table in catalog.tables(schema, dropped=history):
-            if not matches(like, table.name):
-                continue
-            rows, size = _rows_and_size(execution, table)
-            settings = catalog.parameters(table.id)
-            attributes = table_attributes(catalog, table.id)
-            data.append(
-                (
-                    table.created_at,
-                    table.name,
-                    table.database,
-                    table.schema,
-                    "TABLE",
-                    settings.get("COMMENT", ""),
-                    attributes["cluster_by"],
-                    rows,
-                    size,
-                    int(execution.tables.retention_days(table)),
-                    attributes["automatic_clustering"],
-                    "ON" if settings.get("CHANGE_TRACKING") == "true" else "OFF",
-                    "Y" if not table.managed else "N",
-                    table.location,
-                    table.dropped_at,
-                )
+    for table in tables:
+        settings = catalog.parameters(table.id)
+        attributes = table_attributes(catalog, table.id)
+        data.append(
+            (
+                table.created_at,
+                table.name,
+                table.database,
+                table.schema,
+                "TABLE",
+                settings.get("COMMENT", ""),
+                attributes["cluster_by"],
+                counts[table.location].rows,
+                counts[table.location].size,
+                int(execution.tables.retention_days(table)),
+                attributes["automatic_clustering"],
+                "ON" if settings.get("CHANGE_TRACKING") == "true" else "OFF",
+                "Y" if not table.managed else "N",
+                table.location,
+                table.dropped_at,
             )
+        )
     return results.rows(
         execution.spark,
         "created_on TIMESTAMP, name STRING, database_name STRING, schema_name STRING, kind STRING, "
@@ -225,21 +228,6 @@ def _tables(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
         "dropped_on TIMESTAMP",
         data,
     )
-
-
-def _rows_and_size(execution: Execution, table: TableEntry) -> tuple[int, int]:
-    """A table's rows and bytes: from Delta's checksum file when it lists the files, else Delta's snapshot and COUNT(*).
-
-    The checksum needs no Spark job, so SHOW TABLES runs none for tables of
-    few files; the fallback reads files' statistics, not their data.
-    """
-    log = execution.delta.table(table.location)
-    counts = log.checked_counts()
-    if counts is not None:
-        return counts.rows, counts.size
-    snapshot = log.snapshot()
-    (row,) = execution.spark.sql(f"SELECT COUNT(*) FROM {sql_name(table.location)} VERSION AS OF {snapshot.version}").collect()
-    return int(row[0]), snapshot.size
 
 
 @registry.statement(lx.ShowParameters)
