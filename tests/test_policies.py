@@ -18,7 +18,6 @@ from lake_helpers import location
 from warehouse_templates import Build
 
 import lakeclone
-from lakeclone.engine import registry
 from lakeclone.errors import InsufficientPrivilegesError, LakecloneError, ObjectNotFoundError, SqlCompilationError
 
 _users = itertools.count()
@@ -509,20 +508,24 @@ def test_policy_references_by_policy_name(admin: lakeclone.Lake) -> None:
     assert [tuple(r) for r in listed] == [("PEOPLE", "EMAIL", "ACTIVE")]
 
 
-def test_column_protections_for_the_grants_widget(admin: lakeclone.Lake) -> None:
+def test_an_object_s_policy_references_include_the_masks_its_tags_carry(admin: lakeclone.Lake) -> None:
     protect(admin)
     admin.sql("CREATE TAG pii")
     admin.sql("CREATE MASKING POLICY mask_name AS (val STRING) RETURNS STRING -> 'n'")
     admin.sql("ALTER TAG pii SET MASKING POLICY mask_name")
     admin.sql("ALTER TABLE people MODIFY COLUMN name SET TAG pii = 'x'")
-    executor = admin._executor  # type: ignore[attr-defined]
-    entry = executor.catalog.table("LAKE", "PUBLIC", "PEOPLE")
-    [protections] = [fn(executor.catalog, entry) for fn in registry.COLUMN_PROTECTIONS]
-    assert protections == {
-        "EMAIL": ["LAKE.PUBLIC.MASK_EMAIL"],
-        "NAME": ["LAKE.PUBLIC.MASK_NAME"],
-        "*": ["LAKE.PUBLIC.BY_REGION"],
-    }
+    listed = admin.sql(
+        "SELECT REF_COLUMN_NAME, POLICY_NAME, POLICY_KIND, TAG_NAME FROM TABLE(INFORMATION_SCHEMA.POLICY_REFERENCES("
+        "REF_ENTITY_NAME => 'people', REF_ENTITY_DOMAIN => 'table'))"
+    ).collect()
+    assert sorted((tuple(r) for r in listed), key=str) == sorted(
+        [
+            ("EMAIL", "MASK_EMAIL", "MASKING_POLICY", None),
+            ("NAME", "MASK_NAME", "MASKING_POLICY", "PII"),
+            (None, "BY_REGION", "ROW_ACCESS_POLICY", None),
+        ],
+        key=str,
+    )
 
 
 def test_unset_and_drop(admin: lakeclone.Lake) -> None:

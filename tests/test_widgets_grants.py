@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import base64
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 from warehouse_templates import Build
 
 import lakeclone
-from lakeclone.catalog.store import Catalog, TableEntry
-from lakeclone.engine import registry
 from lakeclone.widgets import GrantsData, GrantsWidget, WidgetError, grants, grants_html, plot_grants
 
 pytestmark = pytest.mark.spark
@@ -126,24 +124,35 @@ def test_a_role_sees_only_what_show_lists_for_it(team: lakeclone.Lake) -> None:
         grants(session_as(team, "NOBODY"), "prod")
 
 
-def test_protected_columns_come_from_every_registered_provider(team: lakeclone.Lake) -> None:
-    def provider(catalog: Catalog, table: TableEntry) -> dict[str, list[str]]:
-        if table.name != "ORDERS":
-            return {}
-        return {"EMAIL": ["MASK_EMAIL"], "*": ["REGION_ROWS"]}
-
-    registry.COLUMN_PROTECTIONS.append(provider)
-    try:
-        widget = grants(team, "prod")
-    finally:
-        registry.COLUMN_PROTECTIONS.remove(provider)
-    assert cell(widget, "LAKE.PROD.ORDERS", "protected columns") == "row access: REGION_ROWS; EMAIL: MASK_EMAIL"
+def test_protected_columns_are_the_policies_the_table_s_references_list(team: lakeclone.Lake) -> None:
+    for statement in (
+        "CREATE MASKING POLICY prod.mask_email AS (val STRING) RETURNS STRING -> '***'",
+        "CREATE ROW ACCESS POLICY prod.region_rows AS (id INT) RETURNS BOOLEAN -> id > 0",
+        "ALTER TABLE prod.orders MODIFY COLUMN email SET MASKING POLICY prod.mask_email",
+        "ALTER TABLE prod.orders ADD ROW ACCESS POLICY prod.region_rows ON (id)",
+    ):
+        team.sql(statement)
+    widget = grants(team, "prod")
+    expected = "row access: LAKE.PROD.REGION_ROWS; EMAIL: LAKE.PROD.MASK_EMAIL"
+    assert cell(widget, "LAKE.PROD.ORDERS", "protected columns") == expected
     assert cell(widget, "LAKE.PROD.SECRET", "protected columns") == ""
     assert "1 with protected columns" in widget.shown().header
     assert widget.data is not None
-    assert widget.data.object("LAKE.PROD.ORDERS").protections == {"EMAIL": ("MASK_EMAIL",), "*": ("REGION_ROWS",)}
-    # A refresh without the provider shows no protection any more.
-    widget.refresh()
+    assert widget.data.object("LAKE.PROD.ORDERS").protections == {
+        "EMAIL": ("LAKE.PROD.MASK_EMAIL",),
+        "*": ("LAKE.PROD.REGION_ROWS",),
+    }
+    # A policy that comes through a tag counts like one set on the column.
+    team.sql("ALTER TABLE prod.orders MODIFY COLUMN email UNSET MASKING POLICY")
+    team.sql("CREATE TAG prod.pii")
+    team.sql("ALTER TAG prod.pii SET MASKING POLICY prod.mask_email")
+    team.sql("ALTER TABLE prod.orders MODIFY COLUMN email SET TAG prod.pii = 'x'")
+    assert widget.refresh()
+    assert cell(widget, "LAKE.PROD.ORDERS", "protected columns") == expected
+    # A refresh after the policies come off shows no protection any more.
+    team.sql("ALTER TAG prod.pii UNSET MASKING POLICY prod.mask_email")
+    team.sql("ALTER TABLE prod.orders DROP ROW ACCESS POLICY prod.region_rows")
+    assert widget.refresh()
     assert cell(widget, "LAKE.PROD.ORDERS", "protected columns") == ""
 
 
@@ -178,13 +187,3 @@ def test_static_fallback_and_figure(team: lakeclone.Lake) -> None:
 def test_an_unknown_schema_raises_one_line(lake: lakeclone.Lake) -> None:
     with pytest.raises(WidgetError, match=r"^Cannot show the grants of nope: SQL compilation error: Schema 'LAKE\.NOPE'"):
         grants(lake, "nope")
-
-
-@pytest.fixture(autouse=True)
-def _no_leftover_providers() -> Iterator[None]:
-    from lakeclone import features
-
-    features.load()  # the features' own providers register when a Lake first loads them, not inside a test
-    before = list(registry.COLUMN_PROTECTIONS)
-    yield
-    assert before == registry.COLUMN_PROTECTIONS

@@ -125,9 +125,6 @@ TABLE_DEFINITIONS: list[DefinitionReader] = []
 COLUMN_ATTRIBUTES: list[Callable[[Catalog, str], Mapping[str, Mapping[str, str | None]]]] = []
 """DESCRIBE TABLE's per-column attributes a feature supplies: column (upper) -> {attribute: value}."""
 
-COLUMN_PROTECTIONS: list[Callable[[Catalog, TableEntry], dict[str, list[str]]]] = []
-"""The policies protecting a table's columns: column name -> policy names; key ``"*"``: its row access policy."""
-
 TABLE_ATTRIBUTES: list[Callable[[Catalog, str], Mapping[str, Any]]] = []
 """SHOW TABLES' and DESCRIBE DETAIL's per-table attributes a feature supplies."""
 

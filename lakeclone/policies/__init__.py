@@ -9,12 +9,11 @@ from __future__ import annotations
 from lakeclone.engine import registry
 from lakeclone.policies import clones, references, statements
 from lakeclone.policies.enforce import protect, target_filter
-from lakeclone.policies.model import Protection, column_protections, protection
+from lakeclone.policies.model import Protection, protection
 
-__all__ = ["Protection", "column_protections", "protection", "statements"]
+__all__ = ["Protection", "protection", "statements"]
 
 registry.PROTECTORS.append(protect)
 registry.TARGET_FILTERS.append(target_filter)
-registry.COLUMN_PROTECTIONS.append(column_protections)
 registry.CLONE_HOOKS.append(clones.clone_policies)
 registry.TABLE_FUNCTIONS.update(references.TABLE_FUNCTIONS)

@@ -14,7 +14,7 @@ from lakeclone.dialect import Lsql
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from lakeclone.catalog.store import Catalog, TableEntry
+    from lakeclone.catalog.store import Catalog
 
 # The account-level privilege that lets a role set any policy (or tag) of a kind, without APPLY on it.
 APPLY_ON_ACCOUNT = {
@@ -129,31 +129,3 @@ def _tag_policy(catalog: Catalog, tag: PolicyEntry, family: str) -> PolicyEntry 
         if policy is not None and policy.signature and type_family(policy.signature[0][1]) == family:
             return policy
     return None
-
-
-def column_protections(catalog: Catalog, table: TableEntry) -> dict[str, list[str]]:
-    """For the grants widget: column -> qualified names of the policies protecting it; the row access policy under "*".
-
-    Tag-based policies count where a tag on the column (or the table) carries
-    a policy for the column's type; a column's own policy wins over them.
-    """
-    columns = _table_columns(table)
-    names = {name.upper(): name for name, _ in columns}
-    found = protection(catalog, table.id, column_types(columns) if columns else None)
-    protected = {names.get(column, column): [mask.policy.qualified] for column, mask in found.masks.items()}
-    if found.row_filter is not None:
-        protected["*"] = [found.row_filter.policy.qualified]
-    return protected
-
-
-def _table_columns(table: TableEntry) -> list[tuple[str, str]]:
-    """(name, Spark type) of the table's columns now, read from its Delta log by the active Spark session."""
-    from pyspark.sql import SparkSession
-
-    from lakeclone.delta.log import Delta
-
-    spark = SparkSession.getActiveSession()
-    if spark is None:
-        return []
-    schema = Delta(spark).table(table.location).schema()
-    return [(field.name, field.dataType.simpleString()) for field in schema.fields]

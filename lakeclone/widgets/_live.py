@@ -69,6 +69,16 @@ def sql_name(qualified: str) -> str:
     return ".".join(part if _PLAIN_IDENTIFIER.fullmatch(part) else '"' + part.replace('"', '""') + '"' for part in parts)
 
 
+def sql_string(text: str) -> str:
+    """``text`` as an lsql string literal (Snowflake's: a quote is doubled, a backslash escapes).
+
+    Example:
+        >>> print(sql_string("LAKE.PUBLIC.O'BRIEN"))
+        'LAKE.PUBLIC.O''BRIEN'
+    """
+    return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
 # Reading the models back -------------------------------------------------------------
 
 

@@ -7,8 +7,8 @@ Three layers, as in :mod:`lakeclone.widgets.streams`:
   owner and its grants (``SHOW <kind>S IN SCHEMA`` and ``SHOW GRANTS ON``,
   so exactly what those statements show the role, no more), optionally what
   each role inherits through the role hierarchy (``SHOW GRANTS TO ROLE``),
-  and the policies protecting each table's columns (the providers in
-  :data:`lakeclone.engine.registry.COLUMN_PROTECTIONS`).
+  and the policies protecting each table's columns
+  (``INFORMATION_SCHEMA.POLICY_REFERENCES``).
 * :func:`plot_grants` and :func:`grants_html` render it as a matplotlib
   matrix and an HTML table.
 * :class:`GrantsWidget` puts both in an ipywidgets box with a refresh button
@@ -33,9 +33,8 @@ import ipywidgets
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from lakeclone.engine import registry
 from lakeclone.widgets import _style
-from lakeclone.widgets._live import LiveWidget, sql_name
+from lakeclone.widgets._live import LiveWidget, sql_name, sql_string
 from lakeclone.widgets.streams import current_schema, schema_to_show
 
 if TYPE_CHECKING:
@@ -64,7 +63,7 @@ class Standing(int, Enum):
 
 OWNERSHIP = "OWNERSHIP"
 ROW_ACCESS = "*"
-"""The key :data:`~lakeclone.engine.registry.COLUMN_PROTECTIONS` uses for a table's row access policy."""
+"""The key of a table's row access policy among its protected columns."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -253,19 +252,22 @@ def _read_object(lake: Lake, kind: GrantedOn, name: str, hierarchy: Mapping[str,
 
 
 def _protections(lake: Lake, name: str) -> dict[str, tuple[str, ...]]:
-    """Column -> policies, from every provider registered in COLUMN_PROTECTIONS."""
-    if not registry.COLUMN_PROTECTIONS:
-        return {}
-    catalog = lake._executor.catalog  # the providers read the catalog; the role already sees this table
-    database, schema, table = name.split(".", 2)
-    entry = catalog.table(database, schema, table)
-    if entry is None:
-        return {}
+    """Column -> qualified names of the policies protecting it (the row access policy under :data:`ROW_ACCESS`).
+
+    As Snowflake lists them: ``INFORMATION_SCHEMA.POLICY_REFERENCES`` for the
+    table, masking policies that come through tags included.
+    """
+    rows = lake.sql(
+        "SELECT * FROM TABLE(INFORMATION_SCHEMA.POLICY_REFERENCES("
+        f"REF_ENTITY_NAME => {sql_string(sql_name(name))}, REF_ENTITY_DOMAIN => 'TABLE'))"
+    ).collect()
     found: dict[str, list[str]] = {}
-    for provider in registry.COLUMN_PROTECTIONS:
-        for column, policies in provider(catalog, entry).items():
-            found.setdefault(column, []).extend(p for p in policies if p not in found.get(column, []))
-    return {column: tuple(policies) for column, policies in found.items() if policies}
+    for row in rows:
+        column = ROW_ACCESS if row["POLICY_KIND"] == "ROW_ACCESS_POLICY" else row["REF_COLUMN_NAME"]
+        policy = ".".join((row["POLICY_DB"], row["POLICY_SCHEMA"], row["POLICY_NAME"]))
+        if policy not in found.setdefault(column, []):
+            found[column].append(policy)
+    return {column: tuple(policies) for column, policies in found.items()}
 
 
 # plot_grants --------------------------------------------------------------------------
