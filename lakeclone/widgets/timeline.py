@@ -36,8 +36,6 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from lakeclone.catalog.names import table_name as qualified_name
-from lakeclone.dialect import table_reference
 from lakeclone.widgets import _style
 from lakeclone.widgets._live import LiveWidget, fit_picker, scrolling_html, sql_name
 from lakeclone.widgets.streams import StreamInfo, read_streams, stream_colour, stream_state_html
@@ -267,7 +265,8 @@ class TimelineData:
 
 def _streams_on(lake: Lake, table_name: str) -> tuple[StreamInfo, ...]:
     """The streams on a table, from ``SHOW STREAMS`` in every database: a stream may live in any schema."""
-    qualified = str(qualified_name(table_reference(table_name), database=lake.current_database, schema=lake.current_schema))
+    [detail] = lake.sql(f"DESCRIBE DETAIL {table_name}").select("name").collect()
+    qualified = str(detail["name"])  # as SHOW STREAMS names the table a stream is on
     databases = [row["name"] for row in lake.sql("SHOW DATABASES").select("name").collect()]
     found = [
         # A stream on a view has an offset on each table the view reads: this one's is the one on the axis.
