@@ -11,7 +11,7 @@ from lakeclone.access.privileges import Privilege
 from lakeclone.catalog.names import QualifiedName
 from lakeclone.catalog.policies import OBJECT_LEVEL, PolicyEntry, PolicyKind
 from lakeclone.dialect import table_reference
-from lakeclone.engine import registry
+from lakeclone.engine import registry, results
 from lakeclone.engine.compiler import spark_sql
 from lakeclone.errors import ObjectNotFoundError, SqlCompilationError
 from lakeclone.policies.model import APPLY_ON_ACCOUNT, column_types, protection
@@ -93,7 +93,7 @@ def policy_references(tables: Tables, call: exp.Anonymous) -> exp.Expression:
             rows.append(_row(found.row_filter.policy, owner, kind, OBJECT_LEVEL, found.row_filter.columns, None))
         for column, mask in sorted(found.masks.items()):
             rows.append(_row(mask.policy, owner, kind, names.get(column, column), mask.using, mask.tag))
-    return tables.bind_frame(tables.spark.createDataFrame(rows, POLICY_REFERENCES_SCHEMA), None)
+    return tables.bind_frame(results.rows(tables.spark, POLICY_REFERENCES_SCHEMA, rows), None)
 
 
 def _policy(tables: Tables, name: str) -> PolicyEntry:
@@ -194,7 +194,7 @@ def tag_references(tables: Tables, call: exp.Anonymous) -> exp.Expression:
                 reference.column or None,
             )
         )
-    return tables.bind_frame(tables.spark.createDataFrame(rows, TAG_REFERENCES_SCHEMA), None)
+    return tables.bind_frame(results.rows(tables.spark, TAG_REFERENCES_SCHEMA, rows), None)
 
 
 TABLE_FUNCTIONS = {
