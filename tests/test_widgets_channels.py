@@ -14,7 +14,8 @@ import pytest
 
 import lakeclone
 from lakeclone.channels import StreamingClient
-from lakeclone.widgets import ChannelMonitor, ChannelsData, WidgetError, channels, channels_html, plot_channels
+from lakeclone.widgets import WidgetError, channels, plot_channels
+from lakeclone.widgets.channels import ChannelMonitor, ChannelsData, channels_html
 
 pytestmark = pytest.mark.spark
 

@@ -15,7 +15,8 @@ import pytest
 from warehouse_templates import Build
 
 import lakeclone
-from lakeclone.widgets import GrantsData, GrantsWidget, WidgetError, grants, grants_html, plot_grants
+from lakeclone.widgets import WidgetError, grants, plot_grants
+from lakeclone.widgets.grants import GrantsData, GrantsWidget, grants_html
 
 pytestmark = pytest.mark.spark
 

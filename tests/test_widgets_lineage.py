@@ -16,15 +16,8 @@ from matplotlib.patches import FancyArrowPatch
 
 import lakeclone
 from lakeclone.errors import LakecloneError
-from lakeclone.widgets import (
-    LineageData,
-    LineageWidget,
-    WidgetError,
-    lineage_html,
-    lineage_widget,
-    plot_lineage,
-)
-from lakeclone.widgets.lineage import name_lines, sql_name
+from lakeclone.widgets import WidgetError, lineage_widget, plot_lineage
+from lakeclone.widgets.lineage import LineageData, LineageWidget, lineage_html, name_lines, sql_name
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -9,8 +9,8 @@ import ipywidgets
 import pytest
 
 from lakeclone.errors import LakecloneError
-from lakeclone.widgets import LiveWidget, WidgetError, lineage_widget, timeline, vacuum_explorer
-from lakeclone.widgets._live import html_text, table_text
+from lakeclone.widgets import WidgetError, lineage_widget, timeline, vacuum_explorer
+from lakeclone.widgets._live import LiveWidget, html_text, table_text
 
 pytestmark = pytest.mark.spark
 

@@ -16,20 +16,10 @@ from matplotlib import dates as mdates
 from matplotlib.figure import Figure
 
 import lakeclone
-from lakeclone.widgets import (
-    StreamsData,
-    StreamsWidget,
-    TimelineData,
-    WidgetError,
-    _style,
-    plot_streams,
-    plot_timeline,
-    streams,
-    streams_html,
-    timeline,
-    timeline_html,
-)
+from lakeclone.widgets import WidgetError, _style, plot_streams, plot_timeline, streams, timeline
 from lakeclone.widgets._live import table_text
+from lakeclone.widgets.streams import StreamsData, StreamsWidget, streams_html
+from lakeclone.widgets.timeline import TimelineData, timeline_html
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -12,8 +12,9 @@ from matplotlib.figure import Figure
 
 import lakeclone
 from lakeclone.errors import LakecloneError
-from lakeclone.widgets import TimelineData, VersionTimeline, plot_timeline, timeline, timeline_html
+from lakeclone.widgets import plot_timeline, timeline
 from lakeclone.widgets._live import table_text
+from lakeclone.widgets.timeline import TimelineData, VersionTimeline, timeline_html
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -14,14 +14,8 @@ from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 
 import lakeclone
-from lakeclone.widgets import (
-    VacuumExplorer,
-    _style,
-    plot_vacuum,
-    reason_groups,
-    vacuum_explorer,
-    vacuum_html,
-)
+from lakeclone.widgets import _style, plot_vacuum, reason_groups, vacuum_explorer
+from lakeclone.widgets.vacuum import VacuumExplorer, vacuum_html
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

@@ -2,10 +2,10 @@
 
 Each widget is an ipywidgets box that live-updates in a kernel and falls back
 to static HTML and PNG where widgets cannot run. All of them share
-:class:`LiveWidget`'s plumbing: a table that cannot be read raises a one-line
-:class:`WidgetError` when the widget is made, and puts the widget in an error
-state (it says so, and shows nothing stale) when a refresh fails; ``shown()``
-reads back what a widget shows, as :class:`Shown`. Importing this package
+one plumbing (``LiveWidget`` in ``lakeclone.widgets._live``): a table that cannot be
+read raises a one-line :class:`WidgetError` when the widget is made, and puts
+the widget in an error state (it says so, and shows nothing stale) when a
+refresh fails; ``shown()`` reads back what a widget shows. Importing this package
 imports ipywidgets and matplotlib, which ``import lakeclone`` alone does not.
 
 Example:
@@ -21,72 +21,20 @@ Example:
 from __future__ import annotations
 
 from lakeclone.errors import WidgetError
-from lakeclone.widgets._live import LiveWidget, Shown
-from lakeclone.widgets.channels import (
-    ChannelInfo,
-    ChannelMonitor,
-    ChannelsData,
-    channels,
-    channels_html,
-    plot_channels,
-)
-from lakeclone.widgets.grants import GrantsData, GrantsWidget, grants, grants_html, plot_grants
-from lakeclone.widgets.lineage import (
-    LineageData,
-    LineageWidget,
-    lineage_html,
-    lineage_widget,
-    plot_lineage,
-)
-from lakeclone.widgets.streams import (
-    StreamInfo,
-    StreamsData,
-    StreamsWidget,
-    plot_streams,
-    streams,
-    streams_html,
-)
-from lakeclone.widgets.timeline import (
-    TimelineData,
-    VersionEntry,
-    VersionTimeline,
-    plot_timeline,
-    timeline,
-    timeline_html,
-)
-from lakeclone.widgets.vacuum import (
-    ReasonGroup,
-    VacuumExplorer,
-    plot_vacuum,
-    reason_groups,
-    vacuum_explorer,
-    vacuum_html,
-)
+from lakeclone.widgets.channels import channels, plot_channels
+from lakeclone.widgets.grants import grants, plot_grants
+from lakeclone.widgets.lineage import lineage_widget, plot_lineage
+from lakeclone.widgets.streams import plot_streams, streams
+from lakeclone.widgets.timeline import plot_timeline, timeline
+from lakeclone.widgets.vacuum import plot_vacuum, reason_groups, vacuum_explorer
 
+# What a notebook calls: a widget for each view, and its static picture. The
+# widgets' classes, their data models and HTML renderings live in the modules
+# named for each (``lakeclone.widgets.timeline``...), for whoever builds on them.
 __all__ = [
-    "ChannelInfo",
-    "ChannelMonitor",
-    "ChannelsData",
-    "GrantsData",
-    "GrantsWidget",
-    "LineageData",
-    "LineageWidget",
-    "LiveWidget",
-    "ReasonGroup",
-    "Shown",
-    "StreamInfo",
-    "StreamsData",
-    "StreamsWidget",
-    "TimelineData",
-    "VacuumExplorer",
-    "VersionEntry",
-    "VersionTimeline",
     "WidgetError",
     "channels",
-    "channels_html",
     "grants",
-    "grants_html",
-    "lineage_html",
     "lineage_widget",
     "plot_channels",
     "plot_grants",
@@ -96,9 +44,6 @@ __all__ = [
     "plot_vacuum",
     "reason_groups",
     "streams",
-    "streams_html",
     "timeline",
-    "timeline_html",
     "vacuum_explorer",
-    "vacuum_html",
 ]

@@ -57,7 +57,7 @@ class StreamInfo:
         mode: ``DEFAULT`` or ``APPEND_ONLY``.
         offset_version: the source table's version the stream's changes start
             after (``offset_version``); None if it has no single one (a view
-            over several tables). In :class:`~lakeclone.widgets.TimelineData`,
+            over several tables). In :class:`~lakeclone.widgets.timeline.TimelineData`,
             the offset on the timeline's table.
         offsets: every base table's offset, ``DB.S.T@version, …`` (``offsets``).
         pending: the rows ``SELECT COUNT(*) FROM`` the stream returns: its net
