@@ -224,6 +224,52 @@ def test_show_tables_reports_rows_bytes_and_location(lake: lakeclone.Lake) -> No
     assert row.location == entry.location == f"{lake.location}/tables/{entry.id}"
 
 
+def test_connect_removes_what_a_dead_session_wrote_into_a_new_table_s_folder(lake: lakeclone.Lake) -> None:
+    from lakeclone.catalog.store import PendingFolder
+
+    lake.sql("CREATE TABLE kept (id INT); INSERT INTO kept VALUES (1)")
+    recorded = catalog_entry(lake, "KEPT")
+    assert recorded is not None
+    tables = lake.warehouse / "tables"
+    for name in ("made", "found", "running"):
+        (tables / name / "_delta_log").mkdir(parents=True)
+        (tables / name / "_delta_log" / f"{0:020d}.json").write_text("{}")
+        (tables / name / "part-0.parquet").write_bytes(b"PAR1")
+    live = lake._executor.session.id  # type: ignore[attr-defined]
+    pending = [
+        PendingFolder(f"{lake.location}/tables/made", "q1", "a-dead-session", made=True),
+        PendingFolder(f"{lake.location}/tables/found", "q2", "a-dead-session", made=False),
+        PendingFolder(f"{lake.location}/tables/running", "q3", live, made=True),
+        PendingFolder(recorded.location, "q4", "a-dead-session", made=True),  # died after the catalog record
+    ]
+    catalog = Catalog(lake.warehouse / "catalog.sqlite")
+    try:
+        for folder in pending:
+            catalog.pend_folder(folder)
+        lakeclone.connect(lake.warehouse, spark=lake.spark, clock=lake.clock)
+        assert catalog.pending_folders() == [pending[2]]  # its session still runs
+    finally:
+        catalog.close()
+    assert not (tables / "made").exists()
+    assert list((tables / "found").iterdir()) == []  # the folder was there before the statement: it stays, empty
+    assert sorted(p.name for p in (tables / "running").iterdir()) == ["_delta_log", "part-0.parquet"]
+    assert lake.sql("SELECT * FROM kept").collect()[0].ID == 1
+
+
+def test_a_statement_s_new_folder_is_pending_only_while_it_runs(lake: lakeclone.Lake) -> None:
+    catalog = Catalog(lake.warehouse / "catalog.sqlite")
+    try:
+        lake.sql("CREATE TABLE t (id INT); CREATE TABLE c CLONE t")
+        assert catalog.pending_folders() == []
+        before = set((lake.warehouse / "tables").iterdir())
+        with pytest.raises(lakeclone.LakecloneError):
+            lake.sql("CREATE TABLE broken AS SELECT CAST(raise_error('no rows for you') AS INT) AS id")
+        assert catalog.pending_folders() == []
+        assert set((lake.warehouse / "tables").iterdir()) == before  # and the failed statement's folder is gone
+    finally:
+        catalog.close()
+
+
 # Table identity --------------------------------------------------------------------------------------
 
 

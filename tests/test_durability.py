@@ -86,6 +86,31 @@ DIES_AFTER_THE_COMMIT = textwrap.dedent(
     """
 )
 
+DIES_AFTER_THE_NEW_TABLE_S_COMMIT = textwrap.dedent(
+    """
+    import contextlib, os, sys
+    import lakeclone
+    from lakeclone.engine import work
+
+    warehouse, statement = sys.argv[1], sys.argv[2]
+    lake = lakeclone.connect(warehouse)
+    commit = work.UnitOfWork.delta
+
+    @contextlib.contextmanager
+    def dying(self, **options):
+        # Dies once the new table's Delta commit is made, before lakeclone records the table.
+        with commit(self, **options):
+            yield
+        print("committed", flush=True)
+        os._exit(137)
+
+    work.UnitOfWork.delta = dying
+    lake.sql(statement)
+    print("the statement finished without the process dying", flush=True)
+    os._exit(1)
+    """
+)
+
 
 _started = 0
 
@@ -150,12 +175,15 @@ def test_a_crash_before_the_commit_leaves_the_table_and_stream_as_they_were_and_
     files = {name: live_files(folder) for name, folder in folders.items()}
     on_disk = {name: set(os.listdir(folder)) for name, folder in folders.items()}
 
+    tables_before = set(os.listdir(lake.warehouse / "tables"))
+
     # Side by side: each process starts a JVM of its own. The INSERT consumes
     # a stream, so its death before the commit must leave the offset too.
     workers = [
         start(tmp_path, CRASHER, str(lake.warehouse), folders["INS"], "INSERT INTO ins SELECT id + 2 FROM before_commit"),
         start(tmp_path, CRASHER, str(lake.warehouse), folders["UPD"], "UPDATE upd SET v = 'changed' WHERE id = 2"),
         start(tmp_path, DIES_AFTER_THE_COMMIT, str(lake.warehouse), "INSERT INTO aft SELECT id FROM after_commit"),
+        start(tmp_path, DIES_AFTER_THE_NEW_TABLE_S_COMMIT, str(lake.warehouse), "CREATE TABLE copy DEEP CLONE src"),
     ]
     outputs = []
     for worker in workers:
@@ -163,8 +191,16 @@ def test_a_crash_before_the_commit_leaves_the_table_and_stream_as_they_were_and_
         assert worker.returncode == CRASHED, (out, stderr_of(worker))
         outputs.append(out)
 
+    # The clone's folder holds its committed Delta table, which no catalog row names.
+    assert outputs[3].strip() == "committed"
+    (leftover,) = set(os.listdir(lake.warehouse / "tables")) - tables_before
+    assert latest_version(str(lake.warehouse / "tables" / leftover)) == 0
+
     # The next session resolves what the dead ones left, from the tables' logs.
     lake = lakeclone.connect(lake.warehouse, spark=spark)
+    # The clone the catalog never recorded is gone, folder and files.
+    assert set(os.listdir(lake.warehouse / "tables")) == tables_before
+    assert "COPY" not in {r.name for r in lake.sql("SHOW TABLES").collect()}
     # The commit is the truth: the statement that died after committing took
     # effect and consumed its stream, and time travel to it finds its commit
     # through its query id.
@@ -196,3 +232,5 @@ def test_a_crash_before_the_commit_leaves_the_table_and_stream_as_they_were_and_
     assert rows(lake, "SELECT id FROM before_commit") == [(3,)]
     for name, folder in folders.items():
         assert latest_version(folder) == versions[name] + 1
+    lake.sql("CREATE TABLE copy DEEP CLONE src")
+    assert rows(lake, "SELECT * FROM copy") == [(1,), (2,), (3,)]

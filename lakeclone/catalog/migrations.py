@@ -380,6 +380,20 @@ CREATE TABLE tag_policies (
 )
 """
 
+# - pending_folders: the folder a running statement writes a new table into,
+#   with the session running it; the statement's catalog record removes the
+#   row, and a session that finds a dead session's row removes what the folder
+#   holds (the whole folder when the statement made it).
+PENDING_FOLDERS = """
+CREATE TABLE pending_folders (
+    location TEXT PRIMARY KEY,
+    query_id TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    made INTEGER NOT NULL
+);
+CREATE INDEX pending_folders_query ON pending_folders(query_id)
+"""
+
 Migration = Callable[[sqlite3.Connection], None]
 
 
@@ -401,6 +415,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _script(ACCESS),
     _script(CHANNELS),
     _script(POLICIES),
+    _script(PENDING_FOLDERS),
 )
 """Migration ``n`` (1-based) brings a catalog from user_version ``n - 1`` to ``n``."""
 

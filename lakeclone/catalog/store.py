@@ -31,6 +31,7 @@ from lakeclone.catalog.entries import (
     TableKind,
     ViewEntry,
 )
+from lakeclone.catalog.folders import FolderStore, PendingFolder
 from lakeclone.catalog.objects import DEFAULT_DATABASE, DEFAULT_SCHEMA, ObjectStore
 from lakeclone.catalog.parameters import ParameterStore
 from lakeclone.catalog.policies import PolicyStore
@@ -52,6 +53,7 @@ __all__ = [
     "ConstraintKind",
     "DatabaseEntry",
     "ObjectKind",
+    "PendingFolder",
     "QueryEntry",
     "SchemaEntry",
     "SequenceEntry",
@@ -78,9 +80,10 @@ class Catalog(
     TransactionStore,
     ChannelStore,
     PolicyStore,
+    FolderStore,
 ):
     """The catalog of one warehouse: objects, parameters, statements, sequences, definitions, streams, views,
-    transactions, access control, channels, policies and tags."""
+    transactions, access control, channels, policies and tags, and the folders statements are writing."""
 
     def horizon(self, table: TableEntry, now: dt.datetime) -> dt.datetime:
         """The oldest moment time travel on ``table`` reaches: its retention window, or a VACUUM that kept less."""

@@ -181,11 +181,9 @@ def _write_clone(
             raise InvalidLocationError(f"Location '{location or folder}' already holds a Delta table.")
         if storage.has_entries(folder) or storage.is_file(folder):
             raise InvalidLocationError(f"Location '{location or folder}' is not empty; a clone needs an empty folder.")
-        execution.work.compensate(
-            f"empty {folder}", lambda: [storage.delete(uri, recursive=True) for uri in storage.children(folder)]
-        )
+        execution.work.writes_new_table_in(folder, made=False)
     else:
-        execution.work.created(folder)
+        execution.work.writes_new_table_in(folder, made=True)
     parameters: dict[str, object] = {
         "source": source.qualified,
         "sourceVersion": version,

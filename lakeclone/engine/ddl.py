@@ -206,14 +206,8 @@ def _prepare_folder(execution: Execution, location: str, label: str) -> None:
         raise InvalidLocationError(f"Location '{label}' is a file, not a folder.")
     if storage.has_entries(location):
         raise InvalidLocationError(f"Location '{label}' is not empty and holds no Delta table; a table needs an empty folder.")
-    if storage.exists(location):
-        # The folder was there before: only what the statement puts into it is undone.
-        execution.work.compensate(
-            f"empty {location}",
-            lambda: [storage.delete(uri, recursive=True) for uri in storage.children(location)],
-        )
-    else:
-        execution.work.created(location)
+    # A folder that was there before: only what the statement puts into it is undone.
+    execution.work.writes_new_table_in(location, made=not storage.exists(location))
 
 
 def check_column_names(names: list[str]) -> None:

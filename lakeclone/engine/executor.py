@@ -17,7 +17,7 @@ from lakeclone.engine import ddl, dml, query, registry, show  # noqa: F401 - eac
 from lakeclone.engine.ahead import StateAhead
 from lakeclone.engine.context import SessionContext
 from lakeclone.engine.tables import Tables
-from lakeclone.engine.work import UnitOfWork
+from lakeclone.engine.work import UnitOfWork, recover_pending_folders
 from lakeclone.errors import (
     ConcurrentWriteError,
     LakecloneError,
@@ -92,6 +92,7 @@ class Executor:
         self.state_ahead = StateAhead(self.delta) if lake.compute_ahead else None
         self.session = SessionLock(lake.warehouse)
         with internal_errors(), spark_errors():
+            recover_pending_folders(self.catalog, self.storage, lake.warehouse)
             for recover in registry.RECOVERIES:
                 recover(self)
             for start in registry.SESSION_STARTS:

@@ -17,14 +17,20 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from lakeclone.catalog.folders import PendingFolder
+from lakeclone.catalog.sessions import is_alive
 from lakeclone.delta.commits import CommitMetadata, committing, microseconds
 from lakeclone.engine import registry
 from lakeclone.errors import ConcurrentWriteError
 from lakeclone.spark_errors import spark_errors
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from lakeclone.catalog.entries import TableEntry
+    from lakeclone.catalog.store import Catalog
     from lakeclone.engine.executor import Execution
+    from lakeclone.storage import Storage
 
 LOG = logging.getLogger(__name__)
 
@@ -103,10 +109,24 @@ class UnitOfWork:
         later = [commit for commit in history if commit.version > rewrite.read_version]
         return bool(later) and all(commit.is_blind_append for commit in later)
 
-    def created(self, location: str) -> None:
-        """A folder this statement made: removed, with everything in it, if the statement fails."""
-        storage = self._execution.storage
-        self.compensate(f"remove {location}", lambda: storage.delete(location, recursive=True))
+    def writes_new_table_in(self, location: str, *, made: bool) -> None:
+        """The statement writes a new table into the folder ``location``, which it made (or found empty).
+
+        If the statement fails, what it wrote is removed: the folder with
+        everything in it when the statement made it, else what the folder holds.
+        The folder is recorded in the catalog as pending first, so that if the
+        process dies before the statement's record, the next session to
+        connect removes it (see :func:`recover_pending_folders`).
+        """
+        execution = self._execution
+        storage = execution.storage
+        execution.catalog.pend_folder(PendingFolder(location, execution.query_id, execution.executor.session.id, made))
+        if made:
+            self.compensate(f"remove {location}", lambda: storage.delete(location, recursive=True))
+        else:
+            self.compensate(
+                f"empty {location}", lambda: [storage.delete(uri, recursive=True) for uri in storage.children(location)]
+            )
 
     def compensate(self, what: str, undo: Callable[[], object]) -> None:
         """Register ``undo`` to run if the statement fails."""
@@ -120,6 +140,7 @@ class UnitOfWork:
                 undo()
             except Exception as error:
                 LOG.warning("could not %s after a failed statement: %s", what, str(error).splitlines()[0])
+        self._execution.catalog.settle_folders(self._execution.query_id)
 
     def done(self) -> None:
         """The statement succeeded: nothing is to be undone."""
@@ -129,3 +150,23 @@ class UnitOfWork:
         """Run the features' finishing steps; the caller holds the catalog transaction that records the statement."""
         for finish in registry.FINISH:
             finish(self._execution)
+        self._execution.catalog.settle_folders(self._execution.query_id)
+
+
+def recover_pending_folders(catalog: Catalog, storage: Storage, warehouse: Path) -> None:
+    """Remove what statements of dead sessions wrote into new tables' folders before their catalog record.
+
+    A folder some table in the catalog lives in is the statement's result
+    (it was recorded, and died before it finished): it stays.
+    """
+    for folder in catalog.pending_folders():
+        if is_alive(warehouse, folder.session_id):
+            continue
+        if not catalog.holds_table_at(folder.location):
+            if folder.made:
+                storage.delete(folder.location, recursive=True)
+            else:
+                for uri in storage.children(folder.location):
+                    storage.delete(uri, recursive=True)
+            LOG.info("removed what a statement of a dead session wrote into %s", folder.location)
+        catalog.forget_pending_folder(folder.location)
