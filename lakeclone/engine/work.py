@@ -133,14 +133,21 @@ class UnitOfWork:
         self._compensations.append((what, undo))
 
     def rollback(self) -> None:
-        """Undo what the failed statement left behind, newest first; one failing undo does not stop the rest."""
+        """Undo what the failed statement left behind, newest first; one failing undo does not stop the rest.
+
+        A folder whose undo failed stays pending: a session that connects
+        after this one ends tries again.
+        """
+        undone = True
         while self._compensations:
             what, undo = self._compensations.pop()
             try:
                 undo()
             except Exception as error:
+                undone = False
                 LOG.warning("could not %s after a failed statement: %s", what, str(error).splitlines()[0])
-        self._execution.catalog.settle_folders(self._execution.query_id)
+        if undone:
+            self._execution.catalog.settle_folders(self._execution.query_id)
 
     def done(self) -> None:
         """The statement succeeded: nothing is to be undone."""
