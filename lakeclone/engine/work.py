@@ -57,6 +57,7 @@ class UnitOfWork:
         self.commits = 0
         self.written: dict[str, None] = {}
         """The locations of the tables this statement committed to, in order."""
+        self._pending_folders = False
 
     @contextlib.contextmanager
     def delta(
@@ -121,6 +122,7 @@ class UnitOfWork:
         execution = self._execution
         storage = execution.storage
         execution.catalog.pend_folder(PendingFolder(location, execution.query_id, execution.executor.session.id, made))
+        self._pending_folders = True
         if made:
             self.compensate(f"remove {location}", lambda: storage.delete(location, recursive=True))
         else:
@@ -146,7 +148,7 @@ class UnitOfWork:
             except Exception as error:
                 undone = False
                 LOG.warning("could not %s after a failed statement: %s", what, str(error).splitlines()[0])
-        if undone:
+        if undone and self._pending_folders:
             self._execution.catalog.settle_folders(self._execution.query_id)
 
     def done(self) -> None:
@@ -157,7 +159,8 @@ class UnitOfWork:
         """Run the features' finishing steps; the caller holds the catalog transaction that records the statement."""
         for finish in registry.FINISH:
             finish(self._execution)
-        self._execution.catalog.settle_folders(self._execution.query_id)
+        if self._pending_folders:
+            self._execution.catalog.settle_folders(self._execution.query_id)
 
 
 def recover_pending_folders(catalog: Catalog, storage: Storage, warehouse: Path) -> None:
