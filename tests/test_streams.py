@@ -268,6 +268,17 @@ def test_changes_before_tracking_started_are_refused_and_change_nothing(lake: la
         lake.sql("SELECT * FROM t CHANGES(INFORMATION => DEFAULT) AT(VERSION => 0)")
 
 
+def test_changes_of_a_table_never_tracked_are_refused_even_with_nothing_to_read(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t1 (n INT); INSERT INTO t1 VALUES (1)")
+    latest = lake.sql("DESCRIBE HISTORY t1 LIMIT 1").first().version
+    with pytest.raises(lakeclone.LakecloneError, match=r"Change tracking is not enabled .* on table 'T1'"):
+        lake.sql(f"SELECT * FROM t1 CHANGES(INFORMATION => DEFAULT) AT(VERSION => {latest})")
+    # Once tracked, the same empty interval reads as no changes.
+    lake.sql("ALTER TABLE t1 SET CHANGE_TRACKING = TRUE")
+    latest = lake.sql("DESCRIBE HISTORY t1 LIMIT 1").first().version
+    assert rows(lake, f"SELECT n FROM t1 CHANGES(INFORMATION => DEFAULT) AT(VERSION => {latest})") == []
+
+
 def test_changes_clause_over_an_interval_never_moves_anything(raw: lakeclone.Lake) -> None:
     start = raw.sql("DESCRIBE HISTORY raw LIMIT 1").first().version
     raw.sql("INSERT INTO raw VALUES (3, 'c')")

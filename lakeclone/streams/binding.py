@@ -91,7 +91,7 @@ def bind_changes(tables: Tables, reference: exp.Table, entry: TableEntry) -> exp
     end = tables.version(entry, _point(end_point)) if end_point is not None else tables.current_version(entry)
     if end < start:
         raise SqlCompilationError("The END of a CHANGES clause is before its start.")
-    tracking.require_tracked(tables.catalog, entry, start, end)
+    tracking.require_tracked(tables.catalog, entry, start, end, even_none=True)
     frame = reader.changes(tables.log(entry), start, end, StreamMode(information))
     alias = reference.args.get("alias") or exp.TableAlias(this=exp.to_identifier(reference.name))
     return tables.bind_frame(frame, alias)

@@ -102,13 +102,18 @@ def on_parameter(execution: Execution, kind: ObjectKind, object_id: str, value: 
         stop(execution, entry)
 
 
-def require_tracked(catalog: Catalog, entry: TableEntry, first: int, last: int) -> None:
+def require_tracked(catalog: Catalog, entry: TableEntry, first: int, last: int, *, even_none: bool = False) -> None:
     """Refuse to read the changes after version ``first`` up to ``last`` unless tracking covers them all.
+
+    Args:
+        even_none: refuse an empty interval (``first == last``) too unless
+            tracking was on at ``first``, as Snowflake's CHANGES clause does; a
+            stream with nothing new to read has nothing to refuse.
 
     Raises:
         SqlCompilationError: as Snowflake words it, naming the table.
     """
-    if first >= last:
+    if first > last or (first == last and not even_none):
         return
     if not any(interval.covers(first, last) for interval in catalog.tracking(entry.id)):
         raise not_tracked(entry.name)
