@@ -262,6 +262,18 @@ def test_unknown_tables_and_names(client) -> None:
         client.open_channel("", table="t")
 
 
+def test_a_table_s_name_resolves_in_the_lake_s_current_schema_when_the_channel_opens(lake, client) -> None:
+    lake.sql("CREATE DATABASE d; CREATE SCHEMA d.s; CREATE TABLE t (id INT, v STRING)")  # D.S.T beside LAKE.PUBLIC.T
+    channel, _ = client.open_channel("c", table="t")
+    channel.append_rows([{"id": 1, "v": "in d.s"}], offset_token="1")
+    channel.flush()
+    assert rows(lake, "SELECT * FROM d.s.t") == [(1, "in d.s")]
+    assert rows(lake, "SELECT * FROM lake.public.t") == []
+    lake.sql("USE SCHEMA lake.public")
+    channel, _ = client.open_channel("c", table="t")
+    assert channel.table.qualified == "LAKE.PUBLIC.T"
+
+
 # ON_ERROR and conversions --------------------------------------------------------------------------------
 
 
@@ -494,7 +506,7 @@ def test_a_flush_waits_for_another_sessions_transaction_on_the_table(lake, clien
 
 def test_show_channels(lake, client) -> None:
     lake.sql("CREATE SCHEMA other; CREATE TABLE other.u (id INT)")  # OTHER becomes the current schema
-    a, _ = client.open_channel("alpha", table="t", max_client_lag=LONG_LAG)
+    a, _ = client.open_channel("alpha", table="public.t", max_client_lag=LONG_LAG)
     client.open_channel("beta", table="other.u")
     a.append_rows([{"id": 1}], offset_token="t:1")
     a.flush()

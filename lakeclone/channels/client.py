@@ -231,6 +231,9 @@ class StreamingClient:
         policy = OnError(on_error.upper() if isinstance(on_error, str) else on_error)
         lag = parse_lag(max_client_lag)
         with self._work_lock:
+            # An unqualified name means what it means in the Lake's SQL now: its current database and schema.
+            context = self.executor.context
+            context.database, context.schema = self.lake.current_database, self.lake.current_schema
             # Snowpipe Streaming's rule: OWNERSHIP or INSERT on the table, USAGE on its schema and database.
             table_entry = self.executor.resolve(table, privilege="INSERT")
             log = self.executor.delta.table(table_entry.location)
