@@ -8,10 +8,13 @@ message is theirs, so that users recognise it and search engines find it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from types import TracebackType
+from typing import ClassVar, ParamSpec, TypeVar
 
 __all__ = [
     "CatalogBusyError",
@@ -45,6 +48,9 @@ __all__ = [
     "WidgetError",
 ]
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
 
 @dataclass(frozen=True)
 class StatementPosition:
@@ -75,13 +81,55 @@ class LakecloneError(Exception):
 
     Attributes:
         statement: for a failure in a text of several statements, which one failed.
+        internal_traceback: where inside lakeclone the error arose. The public
+            API raises it with a traceback that starts at the caller's call
+            (see :func:`public`); the frames cut are kept here, for
+            ``pdb.post_mortem(error.internal_traceback)`` and logs.
     """
 
     statement: StatementPosition | None = None
+    internal_traceback: TracebackType | None = None
+    # Whether IPython shows these errors as their message alone: one switch for the process (the extension loads once).
+    short_in_ipython: ClassVar[bool] = False
 
     def __str__(self) -> str:
         message = super().__str__()
         return message if self.statement is None else f"{message}\n{self.statement}"
+
+    def _render_traceback_(self) -> list[str]:
+        """How IPython shows the error: its message alone after ``%load_ext lakeclone``, else its traceback.
+
+        Raising here is how IPython is told to show the traceback. ``%debug``
+        works either way: IPython keeps the error and its traceback.
+        """
+        if not LakecloneError.short_in_ipython:
+            raise NotImplementedError("IPython shows the whole traceback")
+        return f"{type(self).__name__}: {self}".splitlines()
+
+
+def show_short_in_ipython() -> None:
+    """Have IPython show a LakecloneError as its message, without the traceback (what ``%load_ext lakeclone`` does)."""
+    LakecloneError.short_in_ipython = True
+
+
+def public(function: Callable[P, R]) -> Callable[P, R]:
+    """Mark ``function`` as part of lakeclone's public API: a LakecloneError leaves it without lakeclone's own frames.
+
+    A failure is one message the caller should read, not a screen of
+    lakeclone's internals (the executor, context managers, Spark's error
+    translation): the traceback shows the caller's frames and this one.
+    """
+
+    @functools.wraps(function)
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return function(*args, **kwargs)
+        except LakecloneError as error:
+            if error.internal_traceback is None:
+                error.internal_traceback = error.__traceback__
+            raise error.with_traceback(None)  # noqa: B904 (the error itself, re-raised: its cause stays as it was)
+
+    return call
 
 
 class SqlCompilationError(LakecloneError):

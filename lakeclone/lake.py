@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
 from lakeclone.clock import Clock, system_clock
+from lakeclone.errors import public
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -28,6 +29,7 @@ _latest: Lake | None = None
 LOCK_TIMEOUT_SECONDS = 43200.0
 
 
+@public
 def connect(
     warehouse: str | os.PathLike[str] | None = None,
     spark: SparkSession | None = None,
@@ -185,6 +187,7 @@ class Lake:
         """The current time by the Lake's clock."""
         return self.clock()
 
+    @public
     def sql(self, text: str) -> DataFrame:
         """Run one or more ``;``-separated statements.
 
@@ -201,6 +204,7 @@ class Lake:
         """
         return self._executor.run(text)
 
+    @public
     def lineage(self, name: str) -> Lineage:
         """The clone lineage around a table: its sources, its clones, and the files they share.
 
@@ -224,6 +228,7 @@ class Lake:
         # Tables the role may not see stay in the graph as nameless placeholders.
         return graph.hiding(lambda table_id: authorizer.sees_table(executor, table_id))
 
+    @public
     def vacuum_plan(self, name: str, *, retain_hours: float | None = None) -> VacuumPlan:
         """What ``VACUUM name [RETAIN n HOURS]`` would keep or delete, and why, without deleting anything."""
         from lakeclone.spark_errors import spark_errors
@@ -232,6 +237,7 @@ class Lake:
         with spark_errors():
             return plan_for(self._executor, self._executor.resolve(name, privilege="MODIFY"), retain_hours=retain_hours)
 
+    @public
     def streaming_client(self, name: str) -> StreamingClient:
         """A client that opens channels on this Lake's tables, to push rows in with offset tokens.
 

@@ -17,6 +17,7 @@ from lakeclone.errors import (
     LakecloneError,
     SqlCompilationError,
     StatementPosition,
+    public,
     spark_stopped,
 )
 from lakeclone.progress import watching_frame
@@ -269,7 +270,7 @@ def _derived(method: Callable[..., object]) -> Callable[..., object]:
 
     derive.__name__ = method.__name__
     derive.__doc__ = method.__doc__
-    return derive
+    return public(derive)
 
 
 def _checked_action(base: type, name: str) -> Callable[..., object]:
@@ -288,4 +289,4 @@ def _checked_action(base: type, name: str) -> Callable[..., object]:
 
     run.__name__ = name
     run.__doc__ = action.__doc__
-    return run
+    return public(run)

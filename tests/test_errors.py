@@ -102,6 +102,30 @@ def test_spark_failures_do_not_chain_the_java_error(people: lakeclone.Lake) -> N
             assert noise not in shown, shown
 
 
+def _frames(error: BaseException) -> list[str]:
+    """``file:function`` of each frame of the error's traceback, as the caller sees it."""
+    return [f"{frame.filename.rsplit('/', 1)[-1]}:{frame.name}" for frame in traceback.extract_tb(error.__traceback__)]
+
+
+def test_the_public_api_raises_with_the_caller_s_frames_and_keeps_its_own_aside(people: lakeclone.Lake) -> None:
+    with pytest.raises(SqlSyntaxError) as at_sql:
+        people.sql("SELEC 1")
+    with pytest.raises(ExecutionError) as at_collect:
+        people.sql("SELECT CAST(name AS INT) FROM people").collect()
+    with pytest.raises(ExecutionError) as at_derived:
+        people.sql("SELECT CAST(name AS INT) AS n FROM people").where("n > 0").limit(1).toPandas()
+    with pytest.raises(lakeclone.LakecloneError) as at_lineage:
+        people.lineage("nope")
+    for caught, api in ((at_sql, "sql"), (at_collect, "collect"), (at_derived, "toPandas"), (at_lineage, "lineage")):
+        # This test's frame, then the public method's: no executor, contextlib or Spark translation.
+        frames = _frames(caught.value)
+        assert len(frames) == 2 and frames[0].startswith("test_errors.py:") and frames[1] == "errors.py:call", (api, frames)
+        kept = traceback.extract_tb(caught.value.internal_traceback)
+        assert len(kept) > 3 and any("/lakeclone/" in frame.filename for frame in kept), api
+    # The executor's frames are among those kept aside.
+    assert "executor.py" in "".join(traceback.format_tb(at_sql.value.internal_traceback))
+
+
 # Which statement of several failed ------------------------------------------------------------------
 
 

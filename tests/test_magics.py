@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import sys
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -290,6 +291,20 @@ def test_cell_error_renders_as_its_message() -> None:
 
 
 # --- real cells on a real Lake ---
+
+
+@pytest.mark.spark
+def test_a_failing_lake_sql_in_a_python_cell_shows_its_message_alone(
+    ip: TestingShell, lake: lakeclone.Lake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ip.user_ns["lake"] = lake
+    outcome = ip.run_cell_quietly_failing('lake.sql("SELEC 1")')
+    assert not outcome.success
+    shown = capsys.readouterr().out.strip().splitlines()
+    assert shown[0] == "SqlSyntaxError: SQL compilation error:" and "Traceback" not in "".join(shown), shown
+    assert len(shown) <= 3
+    # %debug has what it needs: the error and where it was raised.
+    assert sys.last_value is outcome.error_in_exec and sys.last_traceback is not None
 
 
 @pytest.mark.spark

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakeclone.errors import LsqlCellError
+from lakeclone.errors import LsqlCellError, show_short_in_ipython
 from lakeclone.magics.magic import LsqlMagics
 from lakeclone.magics.result import LsqlResult
 
@@ -26,3 +26,5 @@ __all__ = ["LsqlCellError", "LsqlMagics", "LsqlResult", "load_ipython_extension"
 def load_ipython_extension(ipython: InteractiveShell) -> None:
     """Register the ``%lsql`` magics with ``ipython`` (what ``%load_ext lakeclone`` calls)."""
     ipython.register_magics(LsqlMagics)
+    # A failing lake.sql(...) in a Python cell then reads like a failing %%lsql cell: the message alone.
+    show_short_in_ipython()
