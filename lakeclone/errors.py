@@ -186,6 +186,11 @@ class InsufficientPrivilegesError(SqlCompilationError):
         self.name = name
         super().__init__(f"Insufficient privileges to operate on {kind.lower()} '{name}'")
 
+    def ran_as(self, user: str, role: str) -> None:
+        """Name who was denied: ``… as user BOB, role ANALYST`` (a session's identity is easy to lose track of)."""
+        if len(self.args) == 1 and " as user " not in str(self.args[0]):
+            self.args = (f"{self.args[0]} as user {user}, role {role}",)
+
 
 class ObjectExistsError(SqlCompilationError):
     """``CREATE`` of a name that is taken, without ``OR REPLACE`` or ``IF NOT EXISTS``."""

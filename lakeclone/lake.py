@@ -270,5 +270,15 @@ class Lake:
         """The schema unqualified names resolve in (``USE SCHEMA``)."""
         return self._executor.context.schema
 
+    @property
+    def current_user(self) -> str:
+        """The user this Lake's statements run as (``connect(user=…)``; the administrator by default)."""
+        return self._executor.context.user
+
+    @property
+    def current_role(self) -> str:
+        """The role whose privileges this Lake's statements are checked against (``USE ROLE``)."""
+        return self._executor.context.role
+
     def __repr__(self) -> str:
         return f"Lake(warehouse={str(self.warehouse)!r})"

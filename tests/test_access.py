@@ -330,7 +330,10 @@ def test_denied_messages_are_snowflakes(admin: lakeclone.Lake) -> None:
     session = connect_as(admin, *USAGE, "INSERT ON TABLE T")
     with pytest.raises(
         InsufficientPrivilegesError,
-        match=r"^SQL access control error:\nInsufficient privileges to operate on table 'LAKE.PUBLIC.T'$",
+        match=(
+            r"^SQL access control error:\nInsufficient privileges to operate on table 'LAKE.PUBLIC.T'"
+            rf" as user {session.current_user}, role {session.current_role}$"
+        ),
     ):
         session.sql("SELECT * FROM t")
     with pytest.raises(ObjectNotFoundError, match=r"Object 'LAKE.PUBLIC.SRC' does not exist or not authorized.$"):

@@ -289,7 +289,10 @@ def test_a_schema_clone_copies_no_table_the_role_cannot_read(admin: lakeclone.La
     analyst = session_of(admin, "ana", "analyst")
     text = _outcome(analyst, "CREATE SCHEMA stolen CLONE hr")
     # The whole clone is refused, naming the schema, not the table the role may not know of.
-    assert text == "error: SQL access control error:\nInsufficient privileges to operate on schema 'LAKE.HR'"
+    assert (
+        text
+        == "error: SQL access control error:\nInsufficient privileges to operate on schema 'LAKE.HR' as user ANA, role ANALYST"
+    )
     assert "STOLEN" not in [r.name for r in admin.sql("SHOW SCHEMAS").collect()]
     admin.sql("GRANT SELECT ON TABLE hr.salaries TO ROLE analyst")
     analyst.sql("CREATE SCHEMA copied CLONE hr")
@@ -314,7 +317,7 @@ def test_renaming_into_another_schema_needs_create_table_there(admin: lakeclone.
     )
     admin.sql("GRANT USAGE ON SCHEMA lake.hr TO ROLE analyst")
     assert _outcome(analyst, "ALTER TABLE sandbox.mine RENAME TO hr.mine") == (
-        "error: SQL access control error:\nInsufficient privileges to operate on schema 'LAKE.HR'"
+        "error: SQL access control error:\nInsufficient privileges to operate on schema 'LAKE.HR' as user ANA, role ANALYST"
     )
     admin.sql("GRANT CREATE TABLE ON SCHEMA lake.hr TO ROLE analyst")
     analyst.sql("ALTER TABLE sandbox.mine RENAME TO hr.mine")

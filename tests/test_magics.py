@@ -294,6 +294,36 @@ def test_cell_error_renders_as_its_message() -> None:
 
 
 @pytest.mark.spark
+def test_cells_keep_to_their_lake_and_say_who_ran_them_until_lsql_use_switches(ip: TestingShell, lake: lakeclone.Lake) -> None:
+    lake.sql(
+        "CREATE TABLE t (id INT); CREATE ROLE analyst; CREATE USER bob; GRANT ROLE analyst TO USER bob;"
+        "GRANT USAGE ON DATABASE lake TO ROLE analyst; GRANT USAGE ON SCHEMA lake.public TO ROLE analyst;"
+        "GRANT SELECT ON TABLE t TO ROLE analyst"
+    )
+    first = ip.run_cell("%lsql SELECT CURRENT_USER() AS u").result
+    assert (first.iloc[0, 0], first.ran_as) == ("ADMIN", "user ADMIN, role ACCOUNTADMIN")
+    assert first.footer().endswith(" · as user ADMIN, role ACCOUNTADMIN")
+    # A Lake made later, for another user, does not change who plain cells run as.
+    ip.user_ns["bob"] = lakeclone.connect(lake.warehouse, spark=lake.spark, clock=lake.clock, user="bob", role="analyst")
+    assert lakeclone.lake.latest() is ip.user_ns["bob"]
+    again = ip.run_cell("%lsql SELECT CURRENT_USER() AS u").result
+    assert (again.iloc[0, 0], again.ran_as) == ("ADMIN", "user ADMIN, role ACCOUNTADMIN")
+    once = ip.run_cell("%lsql --lake bob SELECT CURRENT_USER() AS u").result
+    assert (once.iloc[0, 0], once.ran_as) == ("BOB", "user BOB, role ANALYST")
+    ip.run_cell("%lsql_use bob")
+    switched = ip.run_cell("%lsql SELECT CURRENT_ROLE() AS r").result
+    assert (switched.iloc[0, 0], switched.ran_as) == ("ANALYST", "user BOB, role ANALYST")
+    # A privilege error names who was denied.
+    denied = ip.run_cell_quietly_failing("%%lsql\nINSERT INTO t VALUES (1)")
+    assert isinstance(denied.error_in_exec, LsqlCellError)
+    assert str(denied.error_in_exec).endswith(
+        "Insufficient privileges to operate on table 'LAKE.PUBLIC.T' as user BOB, role ANALYST"
+    )
+    with pytest.raises(LsqlCellError, match="%lsql_use nobody: no Python variable 'nobody' is defined"):
+        ip.run_cell("%lsql_use nobody")
+
+
+@pytest.mark.spark
 def test_a_failing_lake_sql_in_a_python_cell_shows_its_message_alone(
     ip: TestingShell, lake: lakeclone.Lake, capsys: pytest.CaptureFixture[str]
 ) -> None:

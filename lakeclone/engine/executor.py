@@ -20,6 +20,7 @@ from lakeclone.engine.tables import Tables
 from lakeclone.engine.work import UnitOfWork, recover_pending_folders
 from lakeclone.errors import (
     ConcurrentWriteError,
+    InsufficientPrivilegesError,
     LakecloneError,
     SqlCompilationError,
     StatementPosition,
@@ -110,7 +111,11 @@ class Executor:
         entry = self.tables().entry(table_reference(name))
         if registry.SLOTS.authorizer is not None:
             with internal_errors():
-                registry.SLOTS.authorizer.table(self, entry, privilege)
+                try:
+                    registry.SLOTS.authorizer.table(self, entry, privilege)
+                except InsufficientPrivilegesError as error:
+                    error.ran_as(self.context.user, self.context.role)
+                    raise
         return entry
 
     def run(self, text: str) -> DataFrame:
@@ -124,6 +129,8 @@ class Executor:
                 result = self._run(statement)
             except LakecloneError as error:
                 error.statement = position
+                if isinstance(error, InsufficientPrivilegesError):
+                    error.ran_as(self.context.user, self.context.role)
                 raise
         assert result is not None
         # The last statement's rows are read later; a failure then names it too.

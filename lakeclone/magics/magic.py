@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import time
 from collections import ChainMap
+from collections.abc import Mapping
 from typing import Any
 
 from IPython.core.magic import (
     Magics,
     line_cell_magic,
+    line_magic,
     magics_class,
     needs_local_scope,
     no_var_expand,
@@ -45,6 +47,8 @@ class LsqlMagics(Magics):  # Magics is a traitlets Configurable: %config LsqlMag
         config=True,
         help="Rows fetched into a cell's DataFrame at most; use lake.sql(...) for more.",
     )
+    # The Lake cells run on: bound by the first cell (or %lsql_use), so that who they run as never changes silently.
+    _bound: lakeclone.lake.Lake | None = None
 
     @no_var_expand  # IPython's $var/{var} expansion would corrupt $$strings$$ and {{ident}}.
     @needs_local_scope
@@ -53,7 +57,7 @@ class LsqlMagics(Magics):  # Magics is a traitlets Configurable: %config LsqlMag
     @argument(
         "--lake",
         metavar="NAME",
-        help="Run on the Lake in the variable NAME instead of the latest lakeclone.connect().",
+        help="Run this cell on the Lake in the variable NAME instead of the cells' own (see %lsql_use).",
     )
     @line_cell_magic
     def lsql(self, line: str, cell: str | None = None, local_ns: dict[str, Any] | None = None) -> LsqlResult:
@@ -77,6 +81,7 @@ class LsqlMagics(Magics):  # Magics is a traitlets Configurable: %config LsqlMag
                 display_limit=self.display_limit,
                 query_id=lake.last_query_id,
                 statements=command.statements,
+                ran_as=f"user {lake.current_user}, role {lake.current_role}",
             )
         except LakecloneError as error:
             raise LsqlCellError(str(error)) from error
@@ -92,14 +97,36 @@ class LsqlMagics(Magics):  # Magics is a traitlets Configurable: %config LsqlMag
         namespace: dict[str, Any] = self.shell.user_ns
         return namespace
 
+    @line_magic
+    def lsql_use(self, line: str) -> None:
+        """``%lsql_use bob``: later ``%%lsql`` cells run on the Lake in the variable ``bob``.
+
+        Until then they run on the Lake the first cell ran on: a later
+        ``lakeclone.connect(user=…)`` makes a Lake for Python code, and does not
+        change who the cells run as.
+        """
+        name = line.strip()
+        try:
+            self._bound = self._named_lake(name, self._user_namespace, option="%lsql_use")
+        except LakecloneError as error:
+            raise LsqlCellError(str(error)) from error
+
+    def _lake(self, name: str | None, namespace: ChainMap[str, Any]) -> lakeclone.lake.Lake:
+        """The Lake a cell runs on: ``--lake``'s for that cell, else the one the cells are bound to."""
+        if name is not None:
+            return self._named_lake(name, namespace, option="--lake")
+        if self._bound is None:
+            self._bound = lakeclone.lake.latest() or lakeclone.lake.connect()
+        return self._bound
+
     @staticmethod
-    def _lake(name: str | None, namespace: ChainMap[str, Any]) -> lakeclone.lake.Lake:
-        if name is None:
-            return lakeclone.lake.latest() or lakeclone.lake.connect()
+    def _named_lake(name: str, namespace: Mapping[str, Any], *, option: str) -> lakeclone.lake.Lake:
+        if not name:
+            raise LakecloneError(f"{option} needs the name of a variable holding a Lake.")
         try:
             lake = namespace[name]
         except KeyError:
-            raise LakecloneError(f"--lake {name}: no Python variable {name!r} is defined.") from None
+            raise LakecloneError(f"{option} {name}: no Python variable {name!r} is defined.") from None
         if not isinstance(lake, lakeclone.lake.Lake):
-            raise LakecloneError(f"--lake {name}: {name!r} is a {type(lake).__name__}, not a lakeclone Lake.")
+            raise LakecloneError(f"{option} {name}: {name!r} is a {type(lake).__name__}, not a lakeclone Lake.")
         return lake

@@ -32,6 +32,7 @@ class LsqlResult(pd.DataFrame):
         query_id: the id of the statement that made it, for
             ``BEFORE(STATEMENT => '<id>')``.
         statements: how many statements the cell ran; the rows are the last one's.
+        ran_as: who ran them, ``user BOB, role ANALYST``; None when not known.
 
     Example:
         >>> result = LsqlResult(pd.DataFrame({"n": range(50)}), elapsed=0.42,
@@ -41,7 +42,7 @@ class LsqlResult(pd.DataFrame):
         '50 rows · 0.42 s · showing first 20 of 50 rows'
     """
 
-    _metadata = ["elapsed", "truncated", "max_rows", "display_limit", "query_id", "statements"]
+    _metadata = ["elapsed", "truncated", "max_rows", "display_limit", "query_id", "statements", "ran_as"]
 
     def __init__(
         self,
@@ -53,6 +54,7 @@ class LsqlResult(pd.DataFrame):
         display_limit: int,
         query_id: str | None,
         statements: int = 1,
+        ran_as: str | None = None,
     ) -> None:
         super().__init__(rows)
         self.elapsed = elapsed
@@ -61,6 +63,7 @@ class LsqlResult(pd.DataFrame):
         self.display_limit = display_limit
         self.query_id = query_id
         self.statements = statements
+        self.ran_as = ran_as
 
     @property
     def _constructor(self) -> type[pd.DataFrame]:
@@ -77,6 +80,7 @@ class LsqlResult(pd.DataFrame):
         display_limit: int,
         query_id: str | None,
         statements: int = 1,
+        ran_as: str | None = None,
     ) -> LsqlResult:
         """Bring at most ``max_rows`` rows of a Spark DataFrame to the driver.
 
@@ -90,6 +94,7 @@ class LsqlResult(pd.DataFrame):
             display_limit: rows the notebook display shows.
             query_id: the statement's id.
             statements: how many statements the cell ran.
+            ran_as: who ran them (``user BOB, role ANALYST``).
 
         Raises:
             LakecloneError: the query failed while running (a bad cast, a
@@ -109,13 +114,14 @@ class LsqlResult(pd.DataFrame):
             display_limit=display_limit,
             query_id=query_id,
             statements=statements,
+            ran_as=ran_as,
         )
 
     def footer(self) -> str:
-        """The line under the table: statements run (when more than one), row count, time, and what is not shown.
+        """The line under the table: statements run (when more than one), row count, time, what is not shown, and who ran it.
 
         Example:
-            ``1,234 rows · 0.42 s · showing first 20 of 1,234 rows``, or
+            ``1,234 rows · 0.42 s · showing first 20 of 1,234 rows · as user ADMIN, role ACCOUNTADMIN``, or
             ``3 statements ran; the last one's 1 row · 0.42 s``
         """
         count = len(self)
@@ -129,6 +135,8 @@ class LsqlResult(pd.DataFrame):
             parts.append(f"showing first {self.display_limit:,}{of}")
         if self.truncated:
             parts.append(f"fetched first {self.max_rows:,} rows; use lake.sql(...) for all")
+        if self.ran_as is not None:
+            parts.append(f"as {self.ran_as}")
         return " · ".join(parts)
 
     def _shown(self) -> pd.DataFrame:
