@@ -397,8 +397,12 @@ def test_parameters_inherit_database_to_schema_to_table(lake: lakeclone.Lake) ->
     table = parameters(lake, "SHOW PARAMETERS IN TABLE t")
     assert table["DATA_RETENTION_TIME_IN_DAYS"] == ("20", "7", "DATABASE")
     assert table["COMMENT"] == ("", "", "")  # a comment is the object's own, never inherited
+    (row,) = lake.sql("SHOW TABLES").collect()
+    assert (row.retention_time, row.comment) == (20, "")
     lake.sql("ALTER SCHEMA s SET DATA_RETENTION_TIME_IN_DAYS = 10")
     assert parameters(lake, "SHOW PARAMETERS IN TABLE t")["DATA_RETENTION_TIME_IN_DAYS"] == ("10", "7", "SCHEMA")
+    (row,) = lake.sql("SHOW TABLES").collect()
+    assert row.retention_time == 10
     lake.sql("ALTER TABLE t SET DATA_RETENTION_TIME_IN_DAYS = 2")
     assert parameters(lake, "SHOW PARAMETERS IN TABLE t")["DATA_RETENTION_TIME_IN_DAYS"] == ("2", "7", "TABLE")
     (row,) = lake.sql("SHOW TABLES").collect()

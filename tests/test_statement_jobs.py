@@ -234,6 +234,7 @@ def test_with_compute_ahead_a_tracked_insert_after_think_time_runs_only_its_writ
 
 
 def test_show_results_are_built_on_the_driver_with_spark_frames_values(spark: SparkSession) -> None:
+    from lakeclone import frame_notes
     from lakeclone.engine import results
 
     every_ascii = "".join(map(chr, range(128))) + "\u2028"
@@ -244,13 +245,21 @@ def test_show_results_are_built_on_the_driver_with_spark_frames_values(spark: Sp
         for i, text in enumerate(texts)
     ]  # fmt: skip
     schema = "s STRING, i BIGINT, f DOUBLE, b BOOLEAN, ts TIMESTAMP, d DATE, dec DECIMAL(10,2), m MAP<STRING,STRING>, a ARRAY<STRING>, n INT, k INT, bin BINARY"
+    # Columns alike in every row (ts, d, dec, n) are written once; rows alike in every column, and one row, too.
+    alike, one = [data[3]] * 3, [data[-1]]
     with spark_jobs_run(spark) as jobs:
-        local = results.rows(spark, schema, data).collect()
+        local = [results.rows(spark, schema, rows).collect() for rows in (data, alike, one)]
         empty = results.rows(spark, schema, [])
         assert empty.collect() == []
     assert jobs == []
-    assert local == spark.createDataFrame(data, schema).collect()
+    assert local == [spark.createDataFrame(rows, schema).collect() for rows in (data, alike, one)]
     assert results.rows(spark, schema, data).dtypes == empty.dtypes == spark.createDataFrame([], schema).dtypes
+    # The same rows again reuse Spark's analysed query, in a frame of their own: what is noted on one
+    # (the statement of a text that made it) is not on the other.
+    first = frame_notes.note(results.rows(spark, schema, alike), "statement", 2)
+    again = results.rows(spark, schema, alike)
+    assert again is not first and frame_notes.noted(again, "statement") is None
+    assert again.collect() == first.collect() == local[1]
     many = data * (results.LOCAL_ROWS // len(data) + 1)  # beyond LOCAL_ROWS: a frame from createDataFrame
     assert results.rows(spark, schema, many).collect() == spark.createDataFrame(many, schema).collect()
 

@@ -8,6 +8,8 @@ Snowflake user's UNDROP agree about what can still be recovered.
 from __future__ import annotations
 
 import datetime as dt
+import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from lakeclone.catalog.db import CatalogConnection
@@ -121,6 +123,10 @@ def lookup(key: str, level: ObjectKind) -> Parameter:
     return parameter
 
 
+# Well under SQLite's limit on a statement's variables (999 before 3.32).
+_IDS_PER_QUERY = 500
+
+
 class ParameterStore(CatalogConnection):
     """Parameter values set on databases, schemas and tables, by object id."""
 
@@ -158,6 +164,41 @@ class ParameterStore(CatalogConnection):
     def parameter(self, table: TableEntry, key: str) -> tuple[str, ObjectKind | None]:
         """A table parameter's value and the level it comes from (None for the default)."""
         return self.effective(key, self.parameter_chain(table))
+
+    def table_parameters(self, tables: Sequence[TableEntry]) -> dict[str, dict[str, str]]:
+        """Every parameter's value for each of ``tables``, by table id, read together (SHOW TABLES lists many).
+
+        As :meth:`parameter` finds each: set on the table, else (if inherited)
+        on its schema or its database, else the default.
+        """
+        schema_ids = sorted({table.schema_id for table in tables})
+        database_of = {
+            row["id"]: row["database_id"] for row in self._rows_with_ids("SELECT id, database_id FROM schemas", "id", schema_ids)
+        }
+        object_ids = sorted({table.id for table in tables} | set(database_of) | set(database_of.values()))
+        set_on: dict[str, dict[str, str]] = {}
+        for row in self._rows_with_ids("SELECT object_id, key, value FROM parameters", "object_id", object_ids):
+            set_on.setdefault(row["object_id"], {})[row["key"]] = row["value"]
+        found = {}
+        for table in tables:
+            chain = (table.id, table.schema_id, database_of[table.schema_id])
+            found[table.id] = {
+                key: next(
+                    (set_on[i][key] for i in (chain if parameter.inherited else chain[:1]) if key in set_on.get(i, {})),
+                    parameter.default,
+                )
+                for key, parameter in PARAMETERS.items()
+            }
+        return found
+
+    def _rows_with_ids(self, select: str, column: str, ids: Sequence[str]) -> list[sqlite3.Row]:
+        """The rows of ``select`` whose ``column`` is one of ``ids``, asked in batches SQLite's variable limit allows."""
+        found: list[sqlite3.Row] = []
+        for start in range(0, len(ids), _IDS_PER_QUERY):
+            batch = ids[start : start + _IDS_PER_QUERY]
+            marks = ", ".join("?" * len(batch))
+            found.extend(self._db.execute(f"{select} WHERE {column} IN ({marks})", batch).fetchall())
+        return found
 
     def retention(self, table: TableEntry) -> dt.timedelta:
         """How long a table's old versions (and, once dropped, the table itself) are kept."""

@@ -6,6 +6,8 @@ import datetime as dt
 import decimal
 import functools
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +35,7 @@ def _one_row(spark: SparkSession, columns: Sequence[tuple[str, exp.Expression]])
     # made with createDataFrame is an RDD, and collecting it runs a Spark job.
     values = ", ".join(value.sql(dialect="spark") for _, value in columns)
     names = ", ".join(exp.to_identifier(name, quoted=True).sql(dialect="spark") for name, _ in columns)
-    return spark.sql(f"SELECT * FROM VALUES ({values}) AS result({names})")
+    return _local_frame(spark, f"SELECT * FROM VALUES ({values}) AS result({names})")
 
 
 # Up to this many rows a result is a VALUES query. Spark parses and analyses
@@ -52,20 +54,52 @@ def rows(spark: SparkSession, schema: str, data: Sequence[Sequence[Any]]) -> Dat
     """
     fields = _fields(schema)
     try:
-        values = [
-            "(" + ", ".join(_literal(value, kind) for value, (_, kind) in zip(row, fields, strict=True)) + ")" for row in data
-        ]
+        literals = [[_literal(value, kind) for value, (_, kind) in zip(row, fields, strict=True)] for row in data]
     except _NoLiteral:
-        values = None
-    if values is None or len(values) > LOCAL_ROWS:
+        literals = None
+    if literals is None or len(literals) > LOCAL_ROWS:
         return spark.createDataFrame([tuple(r) for r in data], schema)
-    names = _quoted_names(schema)
-    if not values:  # no rows: one of NULLs, filtered out, gives the columns their types
-        values, where = ["(" + ", ".join(f"CAST(NULL AS {kind})" for _, kind in fields) + ")"], " WHERE FALSE"
-    else:
-        where = ""
+    names = [name for name, _ in _quoted_fields(schema)]
+    if not literals:  # no rows: one of NULLs, filtered out, gives the columns their types
+        values = "(" + ", ".join(f"CAST(NULL AS {kind})" for _, kind in fields) + ")"
+        return _local_frame(spark, f"SELECT * FROM VALUES {values} AS result({', '.join(names)}) WHERE FALSE")
+    # A column of one value in every row is a literal of the projection, written once: a SHOW
+    # lists many rows alike in most columns, and Spark parses each literal of a VALUES.
+    constant = [len(literals) > 1 and len({row[k] for row in literals}) == 1 for k in range(len(fields))]
+    constant[0] = constant[0] and not all(constant)  # a VALUES row needs a column
+    varying = [k for k, same in enumerate(constant) if not same]
+    values = ", ".join("(" + ", ".join(row[k] for k in varying) + ")" for row in literals)
+    projection = ", ".join(f"{literals[0][k]} AS {name}" if constant[k] else name for k, name in enumerate(names))
     # Typed literals rather than a cast of each column over the VALUES: Spark analyses that projection in ~20 ms.
-    return spark.sql(f"SELECT * FROM VALUES {', '.join(values)} AS result({names}){where}")
+    return _local_frame(spark, f"SELECT {projection} FROM VALUES {values} AS result({', '.join(names[k] for k in varying)})")
+
+
+# Spark's frames of the latest VALUES queries, by session and text. A SHOW repeated over
+# objects that have not changed (a widget refreshing, a user looking again) and a status
+# ("Statement executed successfully.") are the same query again, and Spark's parse and
+# analysis of it is most of what it costs (~15 ms of SHOW TABLES over 50 tables). Frames
+# are immutable: each caller gets its own Python frame over the shared plan.
+_RECENT_FRAMES: OrderedDict[tuple[SparkSession, str], Any] = OrderedDict()
+_RECENT_FRAMES_KEPT = 32
+_RECENT_FRAMES_LOCK = threading.Lock()
+
+
+def _local_frame(spark: SparkSession, text: str) -> DataFrame:
+    """The frame of a VALUES query ``text``, analysed once while it is among the latest ones asked for."""
+    from pyspark.sql import DataFrame
+
+    key = (spark, text)
+    with _RECENT_FRAMES_LOCK:
+        plan = _RECENT_FRAMES.get(key)
+        if plan is not None:
+            _RECENT_FRAMES.move_to_end(key)
+    if plan is None:
+        plan = spark.sql(text)._jdf
+        with _RECENT_FRAMES_LOCK:
+            _RECENT_FRAMES[key] = plan
+            while len(_RECENT_FRAMES) > _RECENT_FRAMES_KEPT:
+                _RECENT_FRAMES.popitem(last=False)
+    return DataFrame(plan, spark)
 
 
 @functools.lru_cache(maxsize=128)
@@ -85,9 +119,9 @@ _STRING_ESCAPES = {ord("'"): "\\'", ord("\\"): "\\\\"} | {c: f"\\{c:03o}" for c 
 
 
 @functools.lru_cache(maxsize=128)
-def _quoted_names(schema: str) -> str:
-    """The column names of a DDL schema, quoted for Spark SQL and separated by commas."""
-    return ", ".join(exp.to_identifier(name, quoted=True).sql(dialect="spark") for name, _ in _fields(schema))
+def _quoted_fields(schema: str) -> tuple[tuple[str, str], ...]:
+    """Each column's name, quoted for Spark SQL, and Spark type in a DDL schema."""
+    return tuple((exp.to_identifier(name, quoted=True).sql(dialect="spark"), kind) for name, kind in _fields(schema))
 
 
 class _NoLiteral(Exception):

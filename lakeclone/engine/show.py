@@ -197,9 +197,10 @@ def _tables(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
     ]
     # From Delta's checksum files, each counted once per version: no Spark job for tables of few files.
     counts = execution.delta.latest_counts([table.location for table in tables])
+    parameters = catalog.table_parameters(tables)
     data = []
     for table in tables:
-        settings = catalog.parameters(table.id)
+        settings = parameters[table.id]
         attributes = table_attributes(catalog, table.id)
         data.append(
             (
@@ -208,13 +209,13 @@ def _tables(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
                 table.database,
                 table.schema,
                 "TABLE",
-                settings.get("COMMENT", ""),
+                settings["COMMENT"],
                 attributes["cluster_by"],
                 counts[table.location].rows,
                 counts[table.location].size,
-                int(execution.tables.retention_days(table)),
+                int(settings[params.RETENTION]),
                 attributes["automatic_clustering"],
-                "ON" if settings.get("CHANGE_TRACKING") == "true" else "OFF",
+                "ON" if settings["CHANGE_TRACKING"] == "true" else "OFF",
                 "Y" if not table.managed else "N",
                 table.location,
                 table.dropped_at,
