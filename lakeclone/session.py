@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -153,10 +154,56 @@ def embedded_spark() -> SparkSession:
     if active is not None:
         return active
     check_java()
-    spark = embedded_builder().getOrCreate()
+    builder = embedded_builder()
+    _start_driver(builder)
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     quiet_spark_logging()
     return spark
+
+
+# What the driver JVM prints that says nothing to a lakeclone user, who sees it in red in a
+# notebook's cell: the JVM's notice of the incubator module Spark's launcher always adds, and
+# Delta's line for each table whose protocol lakeclone upgrades (turning change tracking on).
+CONSOLE_NOISE = re.compile(rb"WARNING: Using incubator modules: |Upgraded table at \S+ to Protocol\(")
+
+
+def _start_driver(builder: SparkSession.Builder) -> None:
+    """Start the driver JVM for ``builder``, its console output passed on to this process's without :data:`CONSOLE_NOISE`.
+
+    PySpark's launcher would start it with this process's stdout and stderr;
+    here they are pipes, read from before the JVM starts, so that what it
+    says if it fails to start is passed on too.
+    """
+    from pyspark import SparkConf
+    from pyspark.core.context import SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None:
+        return
+    conf = SparkConf().setAll(list(builder._options.items()))
+    ends = {}
+    for fd in (1, 2):
+        read, write = os.pipe()
+        threading.Thread(target=_pass_on, args=(read, fd), name=f"lakeclone-jvm-output-{fd}", daemon=True).start()
+        ends[fd] = write
+    try:
+        gateway = launch_gateway(conf, popen_kwargs={"stdout": ends[1], "stderr": ends[2]})  # type: ignore[no-untyped-call]
+    finally:
+        for write in ends.values():
+            os.close(write)  # the JVM holds its own copies
+    SparkContext._ensure_initialized(gateway=gateway)
+
+
+def _pass_on(read: int, fd: int) -> None:
+    """Copy the JVM's output lines from the pipe ``read`` to ``fd``, but for noise, until the JVM closes it."""
+    with os.fdopen(read, "rb") as lines:
+        for line in lines:
+            if CONSOLE_NOISE.match(line):
+                continue
+            # The JVM waits on a full pipe: keep reading whatever happens to what is written.
+            with contextlib.suppress(OSError):
+                os.write(fd, line)
 
 
 def active_session() -> SparkSession | None:

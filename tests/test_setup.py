@@ -106,6 +106,39 @@ EMBEDDED_SESSION = textwrap.dedent(
 )
 
 
+QUIET_START = textwrap.dedent(
+    """
+    import sys, tempfile
+    import lakeclone
+
+    lake = lakeclone.connect(tempfile.mkdtemp() + "/wh")
+    lake.sql("CREATE TABLE t (id INT); INSERT INTO t VALUES (1)")
+    lake.sql("ALTER TABLE t SET CHANGE_TRACKING = TRUE")  # Delta upgrades the table's protocol
+    lake.spark.sparkContext._jvm.System.err.println("from the JVM")
+    lake.spark.sparkContext._jvm.System.out.println("out of the JVM")
+    lake.spark.stop()
+    print("done", flush=True)
+    """
+)
+
+
+@pytest.mark.spark
+def test_a_new_session_says_nothing_but_what_the_jvm_is_asked_to(tmp_path: Path) -> None:
+    # Spark's log-level lines, the JVM's incubator-module warning and Delta's protocol-upgrade line would show
+    # in red in a notebook's first cells; what else the JVM writes still reaches this process's stdout and stderr.
+    script = tmp_path / "quiet.py"
+    script.write_text(QUIET_START)
+
+    run = subprocess.run(
+        [sys.executable, str(script)], check=False, capture_output=True, text=True, cwd=tmp_path, env=worker_env(), timeout=300
+    )
+
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert sorted(run.stdout.splitlines()) == ["done", "out of the JVM"]
+    # JAVA_TOOL_OPTIONS, which the tests set, makes the JVMs say they picked it up.
+    assert [line for line in run.stderr.splitlines() if not line.startswith("Picked up JAVA_TOOL_OPTIONS")] == ["from the JVM"]
+
+
 @pytest.mark.spark
 def test_the_embedded_session_maps_the_class_archive_setup_built(tmp_path: Path) -> None:
     # bin/setup's `python -m lakeclone.jars` built it; a stamp names the Java it is for.
