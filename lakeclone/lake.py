@@ -26,7 +26,6 @@ DEFAULT_WAREHOUSE = "lakeclone-warehouse"
 CATALOG_FILE = "catalog.sqlite"
 
 _latest: Lake | None = None
-LOCK_TIMEOUT_SECONDS = 43200.0
 
 
 @public
@@ -144,7 +143,8 @@ class Lake:
             Set it at any time.
         lock_timeout: how many seconds a statement waits for a table another
             session's transaction holds before it fails (Snowflake's
-            LOCK_TIMEOUT, 43200 by default). Set it at any time.
+            LOCK_TIMEOUT, 43200 by default). Set it at any time, here or with
+            ``ALTER SESSION SET LOCK_TIMEOUT = n``.
         compute_ahead: whether the state of tables a statement wrote is computed
             in the background once it returns (see :func:`connect`).
     """
@@ -173,11 +173,22 @@ class Lake:
         self.user = user
         self.role = role
         self.compute_ahead = compute_ahead
-        self.lock_timeout = LOCK_TIMEOUT_SECONDS
         storage = Storage(spark)
         self.location = storage.qualify(location)
         storage.mkdirs(self.location)
         self._executor: Executor = Executor(self)
+
+    @property
+    def lock_timeout(self) -> float:
+        from lakeclone.engine import session_parameters
+
+        return float(session_parameters.value(self._executor, session_parameters.LOCK_TIMEOUT))
+
+    @lock_timeout.setter
+    def lock_timeout(self, seconds: float) -> None:
+        from lakeclone.engine import session_parameters
+
+        session_parameters.set_value(self._executor, session_parameters.LOCK_TIMEOUT, seconds)
 
     @property
     def catalog_path(self) -> Path:

@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -282,6 +282,15 @@ def session_setting(spark: SparkSession, key: str, value: str) -> Iterator[None]
             spark.conf.unset(key)
         else:
             spark.conf.set(key, previous)
+
+
+@contextlib.contextmanager
+def session_settings(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
+    """:func:`session_setting` for each of ``settings`` (none: nothing is asked of Spark)."""
+    with contextlib.ExitStack() as stack:
+        for key, value in settings.items():
+            stack.enter_context(session_setting(spark, key, value))
+        yield
 
 
 def prepare(spark: SparkSession) -> None:

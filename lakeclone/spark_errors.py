@@ -6,7 +6,7 @@ import contextlib
 import inspect
 import re
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from lakeclone import frame_notes
@@ -21,6 +21,7 @@ from lakeclone.errors import (
     spark_stopped,
 )
 from lakeclone.progress import watching_frame
+from lakeclone.session import session_settings
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -255,6 +256,15 @@ def checked(frame: DataFrame, *, like: DataFrame | None = None) -> DataFrame:
     return frame
 
 
+# The note naming the Spark settings a frame's actions run with: its Lake's session parameters'.
+_SETTINGS = "spark_settings"
+
+
+def with_settings(frame: DataFrame, settings: Mapping[str, str]) -> DataFrame:
+    """``frame``, its actions (and those of frames derived from it) run with the Spark ``settings``."""
+    return frame_notes.note(frame, _SETTINGS, dict(settings)) if settings else frame
+
+
 def _transformation(base: type, name: str) -> bool:
     """Whether ``base.name`` is a public method other than an action (what it returns is checked when a frame)."""
     return not name.startswith("_") and name not in ACTIONS and inspect.isfunction(getattr(base, name, None))
@@ -278,7 +288,8 @@ def _checked_action(base: type, name: str) -> Callable[..., object]:
 
     def run(self: DataFrame, *args: object, **kwargs: object) -> object:
         try:
-            with spark_errors(), watching_frame(self), warnings.catch_warnings():
+            settings = frame_notes.noted(self, _SETTINGS) or {}
+            with spark_errors(), watching_frame(self), session_settings(self.sparkSession, settings), warnings.catch_warnings():
                 # toPandas repeats a failure as a warning before raising it.
                 warnings.filterwarnings("ignore", message=ARROW_FAILURE_WARNING)
                 return action(self, *args, **kwargs)

@@ -517,7 +517,9 @@ def test_migration_gives_existing_objects_to_accountadmin(lake: lakeclone.Lake) 
     path = lake.warehouse / "catalog.sqlite"
     db = sqlite3.connect(path)
     with db:
-        # The catalog as it was before access control's migration and those after it (channels, policies, pending folders).
+        # The catalog as it was before access control's migration and those after it
+        # (channels, policies, pending folders, query tags).
+        db.execute("ALTER TABLE queries DROP COLUMN query_tag")
         for table in (
             "pending_folders",
             "tag_policies",
@@ -533,7 +535,7 @@ def test_migration_gives_existing_objects_to_accountadmin(lake: lakeclone.Lake) 
             "users",
         ):
             db.execute(f"DROP TABLE {table}")
-        db.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 4}")
+        db.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 5}")
     db.close()
     again = lakeclone.connect(lake.warehouse, spark=lake.spark, clock=lake.clock)
     owners = {(r.privilege, r.grantee_name) for r in again.sql("SHOW GRANTS ON TABLE old").collect()}

@@ -30,7 +30,7 @@ pytestmark = pytest.mark.spark
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
-LOW_RETENTION_ERROR = "Are you sure you would like to vacuum files with such a low retention period?"
+LOW_RETENTION_ERROR = "would delete files inside the table&#x27;s retention of 168 hours"
 
 
 def _clones_and_rewrites(lake: lakeclone.Lake) -> None:
@@ -311,7 +311,7 @@ def test_a_changed_table_is_not_vacuumed_without_a_new_confirmation(lake, cloned
     assert file_rows(added) == [(5, "e")]
 
 
-def test_a_too_short_retention_shows_deltas_error_in_the_widget(lake, cloned_to_read):
+def test_a_too_short_retention_shows_the_retention_checks_error_in_the_widget(lake, cloned_to_read):
     assert lake.spark.conf.get(RETENTION_CHECK, "true") != "false"
     explorer = vacuum_explorer(lake, cloned_to_read, retain_hours=0)
     before = data_files(explorer.plan.location)

@@ -93,7 +93,7 @@ class TableEntry:
 
 @dataclass(frozen=True)
 class QueryEntry:
-    """A statement lakeclone ran, with the warehouse ticks it started and finished at."""
+    """A statement lakeclone ran, with the warehouse ticks it started and finished at and its session's QUERY_TAG."""
 
     id: str
     started_tick: int
@@ -101,6 +101,7 @@ class QueryEntry:
     started_at: dt.datetime
     finished_at: dt.datetime | None
     text: str
+    query_tag: str = ""
 
 
 @dataclass(frozen=True)

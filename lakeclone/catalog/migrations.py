@@ -394,6 +394,11 @@ CREATE TABLE pending_folders (
 CREATE INDEX pending_folders_query ON pending_folders(query_id)
 """
 
+# The session's QUERY_TAG when each statement ran.
+QUERY_TAGS = """
+ALTER TABLE queries ADD COLUMN query_tag TEXT NOT NULL DEFAULT ''
+"""
+
 Migration = Callable[[sqlite3.Connection], None]
 
 
@@ -416,6 +421,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _script(CHANNELS),
     _script(POLICIES),
     _script(PENDING_FOLDERS),
+    _script(QUERY_TAGS),
 )
 """Migration ``n`` (1-based) brings a catalog from user_version ``n - 1`` to ``n``."""
 

@@ -22,13 +22,13 @@ class QueryStore(CatalogConnection):
             self._db.execute("UPDATE ticks SET value = value + 1 WHERE id = 1")
             return int(self._db.execute("SELECT value FROM ticks WHERE id = 1").fetchone()[0])
 
-    def record_query(self, query_id: str, text: str, started_at: dt.datetime) -> int:
-        """Record a statement as it starts; returns the tick it started at."""
+    def record_query(self, query_id: str, text: str, started_at: dt.datetime, query_tag: str = "") -> int:
+        """Record a statement as it starts, with its session's QUERY_TAG; returns the tick it started at."""
         with self.transaction():
             tick = self.tick()
             self._db.execute(
-                "INSERT INTO queries (id, started_at, text, started_tick) VALUES (?, ?, ?, ?)",
-                (query_id, timestamp_text(started_at), text, tick),
+                "INSERT INTO queries (id, started_at, text, started_tick, query_tag) VALUES (?, ?, ?, ?, ?)",
+                (query_id, timestamp_text(started_at), text, tick, query_tag),
             )
         return tick
 
@@ -52,4 +52,5 @@ def _query(row: sqlite3.Row) -> QueryEntry:
         parse_timestamp(row["started_at"]),
         optional_timestamp(row["finished_at"]),
         row["text"],
+        row["query_tag"],
     )

@@ -41,6 +41,7 @@ class CommitMetadata:
         clock_us: the commit's time by the Lake's clock, in epoch microseconds.
         parameters: operation parameters lakeclone adds to Delta's (shown by DESCRIBE HISTORY).
         metrics: operation metrics lakeclone adds to Delta's.
+        query_tag: the QUERY_TAG of the session that made the commit, if any.
     """
 
     query_id: str
@@ -48,6 +49,7 @@ class CommitMetadata:
     clock_us: int
     parameters: Mapping[str, str] = field(default_factory=dict)
     metrics: Mapping[str, str] = field(default_factory=dict)
+    query_tag: str = ""
 
     @property
     def clock_time(self) -> dt.datetime:
@@ -64,6 +66,8 @@ class CommitMetadata:
             document["operationParameters"] = dict(self.parameters)
         if self.metrics:
             document["operationMetrics"] = dict(self.metrics)
+        if self.query_tag:
+            document["queryTag"] = self.query_tag
         return json.dumps(document, separators=(",", ":"), sort_keys=True)
 
     @classmethod
@@ -83,6 +87,7 @@ class CommitMetadata:
             clock_us=int(document.get("clockTime", 0)),
             parameters={str(k): str(v) for k, v in (document.get("operationParameters") or {}).items()},
             metrics={str(k): str(v) for k, v in (document.get("operationMetrics") or {}).items()},
+            query_tag=str(document.get("queryTag") or ""),
         )
 
 
@@ -146,7 +151,8 @@ class Commit:
             read_version=info.get("readVersion"),
             is_blind_append=info.get("isBlindAppend"),
             engine_info=info.get("engineInfo"),
-            user_metadata=info.get("userMetadata") if ours is None else None,
+            # A lakeclone commit's own user metadata is its session's QUERY_TAG, where Delta's users tag theirs.
+            user_metadata=info.get("userMetadata") if ours is None else (ours.query_tag or None),
             lakeclone=ours,
         )
 

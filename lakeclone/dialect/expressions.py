@@ -65,6 +65,18 @@ class UnsetParameters(exp.Expression):
     arg_types = {"this": True, "kind": True, "exists": False, "expressions": True}
 
 
+class SessionParameters(exp.Expression):
+    """``ALTER SESSION SET K = v [, K2 = v2 ...]``, ``SET K = v`` and ``ALTER SESSION UNSET K [, K2 ...]``.
+
+    For SET, ``expressions`` are :class:`sqlglot.exp.Property` nodes whose ``this``
+    is the upper-cased parameter name as a :class:`sqlglot.exp.Var` (a dotted
+    name, such as Delta's settings have, in one Var) and whose ``value`` is a
+    number, string or boolean literal; for UNSET (``unset``), the names alone.
+    """
+
+    arg_types = {"expressions": True, "unset": False}
+
+
 class AlterRecluster(exp.Expression):
     """``ALTER TABLE [IF EXISTS] t {SUSPEND | RESUME} RECLUSTER``."""
 

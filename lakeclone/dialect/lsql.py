@@ -30,6 +30,7 @@ from lakeclone.dialect.expressions import (
     DescribeHistory,
     LsqlClone,
     Optimize,
+    SessionParameters,
     SetParameters,
     ShowParameters,
     UnsetParameters,
@@ -93,6 +94,12 @@ class LsqlParser(policies.PolicyParser):
         "OPTIMIZE": lambda self: self.expression(Optimize(this=self._parse_table_parts())),
         "VACUUM": lambda self: self._parse_vacuum(),
         "START": lambda self: self._parse_start_transaction(),
+    }
+
+    STATEMENT_PARSERS = {
+        **policies.PolicyParser.STATEMENT_PARSERS,
+        # Snowflake's SET names a session variable; lsql has none, and sets session parameters (as ALTER SESSION SET).
+        TokenType.SET: lambda self: self._parse_session_parameters(unset=False),
     }
 
     # Besides STATEMENT_PARSERS and commands, only a query may start a statement:
@@ -235,14 +242,23 @@ class LsqlParser(policies.PolicyParser):
         like = self._parse_string() if self._match(TokenType.LIKE) else None
         kind = this = None
         if self._match(TokenType.IN):
-            if not self._match_set(self.SHOW_PARAMETERS_SCOPES):
-                self.raise_error("Expected TABLE, SCHEMA or DATABASE")
-            kind = self._prev.text.upper()
-            this = self._parse_table_parts()
+            if self._match_text_seq("SESSION"):
+                kind = "SESSION"
+            elif not self._match_set(self.SHOW_PARAMETERS_SCOPES):
+                self.raise_error("Expected SESSION, TABLE, SCHEMA or DATABASE")
+            else:
+                kind = self._prev.text.upper()
+                this = self._parse_table_parts()
         return self.expression(ShowParameters(this=this, kind=kind, like=like))
 
     def _parse_alter(self) -> exp.Expression:
         index = self._index
+        if self._match_text_seq("SESSION"):
+            if self._match(TokenType.SET):
+                return self._parse_session_parameters(unset=False)
+            if self._match_text_seq("UNSET"):
+                return self._parse_session_parameters(unset=True)
+            self.raise_error("Expected SET or UNSET", self._curr)
         if self._match_set(self.ALTER_ACTION_PARSERS):
             kind = self._prev.token_type
             target = {
@@ -269,6 +285,30 @@ class LsqlParser(policies.PolicyParser):
         if not properties:
             return None
         return self.expression(SetParameters(**target, expressions=properties))
+
+    def _parse_session_parameters(self, *, unset: bool) -> SessionParameters:
+        settings: list[exp.Expression] = []
+        while True:
+            name = self._parse_session_parameter_name()
+            if unset:
+                settings.append(name)
+            else:
+                if not self._match(TokenType.EQ):
+                    self.raise_error("Expected =", self._curr)
+                settings.append(self.expression(exp.Property(this=name, value=self._parse_parameter_value())))
+            if not self._match(TokenType.COMMA):
+                return self.expression(SessionParameters(expressions=settings, unset=unset))
+
+    def _parse_session_parameter_name(self) -> exp.Var:
+        # A session parameter is a Snowflake keyword (LOCK_TIMEOUT) or one of Delta's dotted settings.
+        words = []
+        while True:
+            if not self._curr or self._curr.token_type in (TokenType.EQ, TokenType.COMMA, TokenType.SEMICOLON):
+                self.raise_error("Expected a parameter name", self._curr)
+            self._advance()
+            words.append(self._prev.text.upper())
+            if not self._match(TokenType.DOT):
+                return exp.var(".".join(words))
 
     def _parse_parameter_name(self) -> exp.Var | None:
         # Parameter names are keywords to Snowflake, never identifiers, so they
@@ -412,8 +452,8 @@ def _describe_history_sql(self: LsqlGenerator, expression: DescribeHistory) -> s
 def _show_parameters_sql(self: LsqlGenerator, expression: ShowParameters) -> str:
     like = self.sql(expression, "like")
     like = f" LIKE {like}" if like else ""
-    scope = self.sql(expression, "this")
-    scope = f" IN {expression.text('kind')} {scope}" if scope else ""
+    kind, scope = expression.text("kind"), self.sql(expression, "this")
+    scope = f" IN {kind} {scope}" if scope else (f" IN {kind}" if kind else "")
     return f"SHOW PARAMETERS{like}{scope}"
 
 
@@ -430,6 +470,13 @@ def _set_parameters_sql(self: LsqlGenerator, expression: SetParameters) -> str:
 def _unset_parameters_sql(self: LsqlGenerator, expression: UnsetParameters) -> str:
     names = self.expressions(expression, flat=True)
     return f"{_alter_target_sql(self, expression, expression.text('kind'))} UNSET {names}"
+
+
+def _session_parameters_sql(self: LsqlGenerator, expression: SessionParameters) -> str:
+    if expression.args.get("unset"):
+        return f"ALTER SESSION UNSET {self.expressions(expression, flat=True)}"
+    settings = ", ".join(f"{self.sql(p, 'this')} = {self.sql(p, 'value')}" for p in expression.expressions)
+    return f"ALTER SESSION SET {settings}"
 
 
 def _alter_recluster_sql(self: LsqlGenerator, expression: AlterRecluster) -> str:
@@ -464,6 +511,7 @@ class LsqlGenerator(Snowflake.Generator):
         DescribeHistory: _describe_history_sql,
         LsqlClone: _lsql_clone_sql,
         Optimize: lambda self, e: f"OPTIMIZE {self.sql(e, 'this')}",
+        SessionParameters: _session_parameters_sql,
         SetParameters: _set_parameters_sql,
         ShowParameters: _show_parameters_sql,
         UnsetParameters: _unset_parameters_sql,

@@ -43,6 +43,8 @@ class SessionContext:
     Attributes:
         user: the signed-in user; the administrator unless ``connect(user=…)`` named another.
         role: the current role (``USE ROLE``), whose privileges every statement is checked against.
+        parameters: the session parameters ``ALTER SESSION SET`` set, by upper-cased key
+            (see :mod:`lakeclone.engine.session_parameters`).
     """
 
     database: str | None
@@ -50,3 +52,4 @@ class SessionContext:
     transaction: OpenTransaction | None = None
     user: str = ADMINISTRATOR
     role: str = ACCOUNTADMIN
+    parameters: dict[str, str] = field(default_factory=dict)

@@ -13,7 +13,7 @@ from lakeclone.catalog.sessions import SessionLock
 from lakeclone.catalog.store import DEFAULT_DATABASE, DEFAULT_SCHEMA, Catalog, TableEntry
 from lakeclone.delta.log import Delta
 from lakeclone.dialect import ParsedStatement, parse, table_reference
-from lakeclone.engine import ddl, dml, query, registry, show  # noqa: F401 - each registers its statements
+from lakeclone.engine import ddl, dml, query, registry, session_parameters, show  # noqa: F401 - each registers its statements
 from lakeclone.engine.ahead import StateAhead
 from lakeclone.engine.context import SessionContext
 from lakeclone.engine.tables import Tables
@@ -28,7 +28,8 @@ from lakeclone.errors import (
     internal_errors,
 )
 from lakeclone.progress import tag, watching
-from lakeclone.spark_errors import checked, located, spark_errors
+from lakeclone.session import session_settings
+from lakeclone.spark_errors import checked, located, spark_errors, with_settings
 from lakeclone.storage import Storage, join
 
 if TYPE_CHECKING:
@@ -90,6 +91,8 @@ class Executor:
         if lake.role is not None:
             self.context.role = lake.role.upper()
         self.last_query_id: str | None = None
+        # The session's time zone until ALTER SESSION SET TIMEZONE names another.
+        self.default_time_zone: str = str(lake.spark.conf.get(session_parameters.SPARK_TIME_ZONE))
         self.state_ahead = StateAhead(self.delta) if lake.compute_ahead else None
         self.session = SessionLock(lake.warehouse)
         with internal_errors(), spark_errors():
@@ -160,12 +163,18 @@ class Executor:
     def _execute(self, statement: ParsedStatement, handler: registry.Handler) -> DataFrame:
         query_id = str(uuid.uuid4())
         started_at = self.lake.now()
-        self.catalog.record_query(query_id, statement.sql, started_at)
+        self.catalog.record_query(query_id, statement.sql, started_at, self.query_tag)
         self.last_query_id = query_id
+        settings = session_parameters.spark_settings(self)
         for attempt in range(1, ATTEMPTS + 1):
             execution = Execution(self, statement, query_id, started_at)
             try:
-                with internal_errors(), spark_errors(), watching(self.lake.spark, self.lake.progress):
+                with (
+                    internal_errors(),
+                    spark_errors(),
+                    watching(self.lake.spark, self.lake.progress),
+                    session_settings(self.lake.spark, settings),
+                ):
                     result = handler(execution)
                     with self.catalog.transaction():
                         execution.work.finish()
@@ -184,4 +193,9 @@ class Executor:
         execution.work.done()
         if self.state_ahead is not None:
             self.state_ahead.after_statement(execution.work.written)
-        return tag(checked(result), self.lake.progress)
+        return with_settings(tag(checked(result), self.lake.progress), settings)
+
+    @property
+    def query_tag(self) -> str:
+        """The session's QUERY_TAG, recorded with each statement and on each commit."""
+        return session_parameters.value(self, session_parameters.QUERY_TAG)

@@ -13,7 +13,7 @@ from lakeclone.catalog import parameters as params
 from lakeclone.catalog.entries import ObjectKind
 from lakeclone.catalog.names import schema_name
 from lakeclone.dialect import expressions as lx
-from lakeclone.engine import registry, results
+from lakeclone.engine import registry, results, session_parameters
 from lakeclone.engine.objects import require_database
 from lakeclone.errors import ObjectNotFoundError, SqlCompilationError, UnsupportedStatementError
 from lakeclone.timetravel import literal_int
@@ -233,11 +233,12 @@ def _tables(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
 
 @registry.statement(lx.ShowParameters)
 def parameters(execution: Execution) -> DataFrame:
-    """SHOW PARAMETERS [LIKE ...] IN TABLE|SCHEMA|DATABASE x: each with its value and where it was set."""
+    """SHOW PARAMETERS [LIKE ...] [IN SESSION | IN TABLE|SCHEMA|DATABASE x]: each with its value and where it was set."""
     expression = execution.expression
     kind_text = str(expression.args.get("kind") or "").upper()
     target = expression.this
     catalog = execution.catalog
+    like = like_pattern(expression.args.get("like"))
     if kind_text == "TABLE":
         table = execution.tables.entry(target)
         chain = catalog.parameter_chain(table)
@@ -252,10 +253,9 @@ def parameters(execution: Execution) -> DataFrame:
         if database is None:
             raise ObjectNotFoundError(target.name, "Database")
         chain = [(ObjectKind.DATABASE, database.id)]
-    else:
-        raise SqlCompilationError("SHOW PARAMETERS needs IN TABLE, IN SCHEMA or IN DATABASE.")
+    else:  # IN SESSION, or no IN at all, as in Snowflake
+        return session_parameters.show(execution, lambda key: matches(like, key))
     kind = ObjectKind(kind_text)
-    like = like_pattern(expression.args.get("like"))
     data = []
     for parameter in params.PARAMETERS.values():
         if kind not in parameter.levels or not matches(like, parameter.key):

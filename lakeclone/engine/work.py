@@ -87,6 +87,7 @@ class UnitOfWork:
             clock_us=microseconds(execution.now()),
             parameters={k: str(v) for k, v in (parameters or {}).items()},
             metrics={k: str(v) for k, v in (metrics or {}).items()},
+            query_tag=execution.executor.query_tag,
         )
         try:
             with spark_errors(), committing(execution.spark, metadata):

@@ -96,6 +96,7 @@ def roll_back(executor: Executor, transaction_id: str, query_id: str) -> None:
             tick=catalog.tick(),
             clock_us=microseconds(executor.lake.now()),
             parameters={"rolledBackTransaction": transaction_id},
+            query_tag=executor.query_tag,
         )
         with committing(spark, metadata):
             statements.restore(spark, entry.location, lock.base_version)

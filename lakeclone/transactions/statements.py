@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from lakeclone.dialect.expressions import DescribeDetail, DescribeHistory, ShowParameters
+from lakeclone.dialect.expressions import DescribeDetail, DescribeHistory, SessionParameters, ShowParameters
 from lakeclone.engine import registry, results
 from lakeclone.errors import NoTransactionError, SqlCompilationError
 from lakeclone.transactions import lifecycle
@@ -34,6 +34,7 @@ TRANSACTIONAL: tuple[type, ...] = (
     DescribeDetail,
     DescribeHistory,
     exp.Use,
+    SessionParameters,  # a session's settings define no object: not DDL
     exp.Transaction,
     exp.Commit,
     exp.Rollback,

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 from lakeclone.catalog.store import Catalog, TableEntry
 from lakeclone.delta.commits import Commit, from_epoch_ms
 from lakeclone.delta.log import LOG_FOLDER, Delta
+from lakeclone.engine.session_parameters import RETENTION_CHECK
 from lakeclone.storage import FileInfo, Storage, relative_to
 
 if TYPE_CHECKING:
@@ -291,23 +292,21 @@ def plan_for(executor: Executor, table: TableEntry, *, retain_hours: float | Non
     return plan(executor.catalog, executor.delta, executor.storage, table, horizon=now - window, now=now)
 
 
-def check_retention(retain_hours: float, configured_hours: float, *, check_enabled: bool) -> None:
-    """Refuse, as Delta does, a retention shorter than the table's, unless the check is off."""
+def check_retention(table: str, retain_hours: float, configured_hours: float, *, check_enabled: bool) -> None:
+    """Refuse, as Delta does, to delete files a retention shorter than the table's would, unless the check is off.
+
+    A writer still running may need such a file: Delta's check stands
+    between a typo and a corrupt table. A DRY RUN deletes nothing and is
+    not checked.
+    """
     from lakeclone.errors import ExecutionError
 
     if check_enabled and retain_hours < configured_hours:
         raise ExecutionError(
-            "requirement failed: Are you sure you would like to vacuum files with such a low "
-            "retention period? If you have writers that are currently writing to this table, "
-            "there is a risk that you may corrupt the state of your Delta table. If you are "
-            "certain that there are no operations being performed on this table, such as "
-            "insert/upsert/delete/optimize, then you may turn off this check by setting: "
-            f"{RETENTION_CHECK} = false. If you are not sure, please use a value not less than "
-            f'"{configured_hours:g} hours".'
+            f"VACUUM {table} RETAIN {retain_hours:g} HOURS would delete files inside the table's retention of "
+            f"{configured_hours:g} hours, which a running writer may still need; if none is, allow it with "
+            f"ALTER SESSION SET {RETENTION_CHECK} = FALSE."
         )
-
-
-RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
 
 
 def execute(storage: Storage, plan: VacuumPlan) -> tuple[int, int]:

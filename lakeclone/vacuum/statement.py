@@ -6,7 +6,7 @@ import datetime as dt
 from typing import TYPE_CHECKING
 
 from lakeclone.dialect import expressions as lx
-from lakeclone.engine import registry, results
+from lakeclone.engine import registry, results, session_parameters
 from lakeclone.errors import ExecutionError
 from lakeclone.timetravel import literal_int
 from lakeclone.vacuum import plan as planner
@@ -30,7 +30,8 @@ def vacuum(execution: Execution) -> DataFrame:
 
     The default retention is the table's DATA_RETENTION_TIME_IN_DAYS. A shorter
     RETAIN is refused unless ``spark.databricks.delta.retentionDurationCheck.enabled``
-    is false, as in Delta.
+    is false (a session parameter, or the Spark setting), as in Delta; a DRY
+    RUN plans at any retention.
     """
     expression = execution.expression
     entry = execution.tables.entry(expression.this)
@@ -41,11 +42,11 @@ def vacuum(execution: Execution) -> DataFrame:
         raise ExecutionError("RETAIN must not be negative")
     if hours > MAX_RETAIN_HOURS:
         raise ExecutionError(f"RETAIN must be at most {MAX_RETAIN_HOURS} hours")
-    check = (execution.spark.conf.get(planner.RETENTION_CHECK, "true") or "true").lower() != "false"
-    planner.check_retention(hours, configured, check_enabled=check)
     now = execution.started_at
     dry_run = bool(expression.args.get("dry_run"))
     if not dry_run:
+        check = session_parameters.value(execution.executor, session_parameters.RETENTION_CHECK) == "true"
+        planner.check_retention(entry.name, hours, configured, check_enabled=check)
         purge_after_statement(execution)
     horizon = now - dt.timedelta(hours=hours)
     plan = planner.plan(execution.catalog, execution.delta, execution.storage, entry, horizon=horizon, now=now)

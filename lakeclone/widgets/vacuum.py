@@ -31,7 +31,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator
 from lakeclone.errors import LakecloneError
 from lakeclone.vacuum.plan import FileDecision, Reason, VacuumPlan
 from lakeclone.widgets import _style
-from lakeclone.widgets._live import LiveWidget, button, scrolling_html
+from lakeclone.widgets._live import LiveWidget, button, scrolling_html, sql_string
 from lakeclone.widgets.timeline import RETENTION_PARAMETER
 
 if TYPE_CHECKING:
@@ -456,13 +456,15 @@ class VacuumExplorer(LiveWidget[_Planned]):
         if hours < data.configured_hours and self._check_enabled():
             text += (
                 f'<br><span style="color:{_style.ERROR_COLOUR};">{hours} hours is shorter than the '
-                f"table's retention: Delta's retention check ({RETENTION_CHECK}) will refuse to run it."
+                f"table's retention: the retention check will refuse to run it (<code>ALTER SESSION SET "
+                f"{RETENTION_CHECK} = FALSE</code> allows it)."
                 "</span>"
             )
         return text
 
     def _check_enabled(self) -> bool:
-        return str(self._lake.spark.conf.get(RETENTION_CHECK, "true")).lower() != "false"
+        (setting,) = self._lake.sql(f"SHOW PARAMETERS LIKE {sql_string(RETENTION_CHECK)} IN SESSION").collect()
+        return bool(setting.value == "true")
 
     # Running it -------------------------------------------------------------------
 
