@@ -136,6 +136,16 @@ def test_snowflake_functions_are_transpiled(lake: lakeclone.Lake) -> None:
     }
 
 
+def test_a_column_without_a_name_of_its_own_is_named_as_snowflake_names_it(shop: lakeclone.Lake) -> None:
+    # After its expression, upper-cased (Spark would say count(1), (id + 1), x); a view's columns too.
+    named = shop.sql("SELECT count(*), id + 1, 'x', id, CURRENT_SCHEMA(), c.* FROM customers AS c GROUP BY ALL")
+    assert named.columns == ["COUNT(*)", "ID + 1", "'X'", "ID", "CURRENT_SCHEMA()", "ID", "NAME", "CITY"]
+    assert shop.sql("SELECT city, max(id) FROM customers GROUP BY city UNION ALL SELECT 'x', 1").columns == ["CITY", "MAX(ID)"]
+    assert shop.sql("SELECT count(*) FROM orders ORDER BY count(*)").first()["COUNT(*)"] == 5
+    shop.sql("CREATE VIEW totals AS SELECT customer, sum(amount) FROM orders GROUP BY customer")
+    assert shop.sql("SELECT * FROM totals").columns == ["CUSTOMER", "SUM(AMOUNT)"]
+
+
 def test_unquoted_names_resolve_case_insensitively(shop: lakeclone.Lake) -> None:
     assert rows(shop, "select NAME from Customers where ID = 1") == [("ann",)]
     assert rows(shop, "SELECT name FROM lake.public.customers WHERE id = 2") == [("bob",)]

@@ -270,7 +270,43 @@ def _sampled(source: exp.Table | exp.Subquery, sample: exp.TableSample) -> exp.S
 
 def spark_sql(expression: exp.Expr, tables: Tables) -> str:
     """Spark SQL text for a query, its tables bound to pinned versions and read from the files those list."""
+    if isinstance(expression, exp.Query):
+        expression = named_as_snowflake(expression)
     return to_spark(_read_listed_files(bind_tables(expression, tables), tables))
+
+
+def named_as_snowflake(query: exp.Query) -> exp.Query:
+    """``query`` with each result column that has no name of its own named as Snowflake names it.
+
+    Snowflake names such a column after its expression, upper-cased
+    (``COUNT(*)``, ``A + 1``); Spark after its own plan (``count(1)``). Only
+    the first SELECT of a set operation names its columns.
+    """
+    first = _first_select(query)
+    if first is None or all(isinstance(e, _NAMED) for e in first.expressions):
+        return query
+    query = query.copy()
+    first = _first_select(query)
+    assert first is not None
+    first.set(
+        "expressions",
+        [
+            e if isinstance(e, _NAMED) else exp.alias_(e, exp.to_identifier(e.sql(dialect="snowflake").upper(), quoted=True))
+            for e in first.expressions
+        ],
+    )
+    return query
+
+
+# Result columns named by what they are: an alias, a column (its name), a star (the columns').
+_NAMED = (exp.Alias, exp.Column, exp.Star)
+
+
+def _first_select(query: exp.Expr) -> exp.Select | None:
+    """The SELECT whose columns name a query's result: the first of a set operation's, inside any parentheses."""
+    while isinstance(query, (exp.SetOperation, exp.Subquery)):
+        query = query.this
+    return query if isinstance(query, exp.Select) else None
 
 
 def _read_listed_files(bound: Bound, tables: Tables) -> Bound:
