@@ -632,6 +632,8 @@ def test_show_starts_with_limit_from_and_terse(lake: lakeclone.Lake) -> None:
     terse = lake.sql("SHOW TERSE TABLES STARTS WITH 'B'")
     assert terse.columns == ["created_on", "name", "kind", "database_name", "schema_name"]
     assert [tuple(r)[1:] for r in terse.collect()] == [("BANANAS", "TABLE", "LAKE", "PUBLIC")]
+    # TERSE after the kind, where other systems put their options, is read as Snowflake's order.
+    assert lake.sql("SHOW TABLES TERSE STARTS WITH 'B'").collect() == terse.collect()
     with pytest.raises(lakeclone.LakecloneError, match="must not be negative"):
         lake.sql("SHOW TABLES LIMIT -1")
 

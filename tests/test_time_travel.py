@@ -375,3 +375,64 @@ def test_before_the_statement_that_created_a_table_fails_on_the_system_clock(tmp
         message = error_of(lake, f"SELECT * FROM t{i} BEFORE(STATEMENT => '{created}')")
         assert message.startswith(NOT_AVAILABLE)
         assert lake.sql(f"SELECT * FROM t{i} AT(STATEMENT => '{created}')").collect() == []
+
+
+# RESTORE ---------------------------------------------------------------------------
+
+
+def test_restore_brings_back_a_versions_rows_in_one_commit_and_keeps_the_history(hist: History) -> None:
+    lake = hist.lake
+    (result,) = lake.sql("RESTORE TABLE t TO VERSION AS OF 1").collect()
+    restored_by = lake.last_query_id
+    assert result.num_restored_files >= 1 and result.num_of_files_after_restore >= 1
+    assert sorted_rows(lake.sql("SELECT * FROM t").collect()) == STATES[1]
+    (latest, *_) = lake.sql("DESCRIBE HISTORY t").collect()
+    assert (latest.version, latest.operation, latest.queryId) == (4, "RESTORE", restored_by)
+    assert latest.operationParameters["restoredVersion"] == "1"
+    # The versions after the one restored are still there to travel to.
+    assert states(lake, {"v3": "AT(VERSION => 3)", "now": ""}) == {"v3": STATES[3], "now": STATES[1]}
+
+
+def test_restore_to_a_timestamp_reads_the_lakes_clock(hist: History) -> None:
+    lake = hist.lake
+    _, after = hist.windows[2]
+    lake.sql(f"RESTORE t TIMESTAMP AS OF '{after.isoformat()}'")  # Delta's spelling, TO and TABLE left out
+    assert sorted_rows(lake.sql("SELECT * FROM t").collect()) == STATES[2]
+
+
+@pytest.mark.parametrize(
+    ("point", "message"),
+    [
+        ("VERSION AS OF 9", "Cannot time travel Delta table to version 9. Available versions: [0, 3]."),
+        ("TIMESTAMP AS OF '2001-01-01 00:00:00'", "Time travel data is not available for table T."),
+    ],
+)
+def test_restore_to_a_point_time_travel_cannot_reach_fails_and_changes_nothing(hist: History, point: str, message: str) -> None:
+    lake = hist.lake
+    with pytest.raises(lakeclone.LakecloneError) as error:
+        lake.sql(f"RESTORE TABLE t TO {point}")
+    assert message in str(error.value)
+    assert max(r.version for r in lake.sql("DESCRIBE HISTORY t").collect()) == 3
+
+
+def test_restore_to_before_change_tracking_was_turned_on_is_refused(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (id INT); INSERT INTO t VALUES (1); ALTER TABLE t SET CHANGE_TRACKING = TRUE")
+    lake.sql("CREATE STREAM s ON TABLE t; INSERT INTO t VALUES (2)")
+    before = lake.sql("DESCRIBE HISTORY t").collect()
+    with pytest.raises(lakeclone.LakecloneError) as error:
+        lake.sql("RESTORE TABLE t TO VERSION AS OF 1")
+    assert str(error.value).endswith(
+        "Cannot restore table T to version 1: change tracking was turned on after it, and the restore would turn it off. "
+        "Clone that version instead: CREATE TABLE <name> CLONE T AT(VERSION => 1)."
+    )
+    assert lake.sql("DESCRIBE HISTORY t").collect() == before
+    assert [(r.ID, r["METADATA$ACTION"]) for r in lake.sql("SELECT * FROM s").collect()] == [(2, "INSERT")]
+
+
+def test_a_stream_sees_what_a_restore_brings_back_and_takes_away(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (id INT, v STRING) CHANGE_TRACKING = TRUE; INSERT INTO t VALUES (1, 'a')")
+    lake.sql("CREATE STREAM s ON TABLE t; DELETE FROM t; INSERT INTO t VALUES (2, 'b')")
+    lake.sql("CREATE TABLE sink (id INT, v STRING); INSERT INTO sink SELECT id, v FROM s")  # consumed: (2, 'b') added
+    lake.sql("RESTORE TABLE t TO VERSION AS OF 1")
+    changes = {(r.ID, r.V, r["METADATA$ACTION"]) for r in lake.sql("SELECT * FROM s").collect()}
+    assert changes == {(1, "a", "INSERT"), (2, "b", "DELETE")}

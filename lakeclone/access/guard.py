@@ -338,7 +338,7 @@ def _needs(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
             yield from _moved(tables, expression)
     elif isinstance(expression, (lx.AlterClustering, lx.AlterRecluster)):
         yield from _owned(tables, expression.this, "TABLE")
-    elif isinstance(expression, (lx.Vacuum, lx.Optimize)):
+    elif isinstance(expression, (lx.Vacuum, lx.Optimize, lx.Restore)):
         target = relation(tables, expression.this, ("TABLE",))
         yield Need(target, (Privilege.MODIFY,)) if target else None
     elif isinstance(expression, (lx.DescribeHistory, lx.DescribeDetail)):

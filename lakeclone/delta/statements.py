@@ -231,10 +231,11 @@ def shallow_clone(spark: SparkSession, target: str, source: str, version: int) -
     spark.sql(f"CREATE TABLE {sql_name(target)} SHALLOW CLONE {sql_name(source)} VERSION AS OF {int(version)}").collect()
 
 
-def restore(spark: SparkSession, location: str, version: int) -> None:
-    """``RESTORE TABLE … TO VERSION AS OF n``: one commit bringing back version ``n``'s files.
+def restore(spark: SparkSession, location: str, version: int) -> dict[str, int]:
+    """``RESTORE TABLE … TO VERSION AS OF n``: one commit bringing back version ``n``'s files; returns Delta's metrics.
 
     Deletion vectors and row ids come back with the files, so the rows are
     the very rows of version ``n``, ids included.
     """
-    spark.sql(f"RESTORE TABLE {sql_name(location)} TO VERSION AS OF {int(version)}").collect()
+    (row,) = spark.sql(f"RESTORE TABLE {sql_name(location)} TO VERSION AS OF {int(version)}").collect()
+    return {name: int(value or 0) for name, value in row.asDict().items()}

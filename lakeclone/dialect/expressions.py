@@ -98,6 +98,16 @@ class Vacuum(exp.Expression):
     arg_types = {"this": True, "retain": False, "dry_run": False}
 
 
+class Restore(exp.Expression):
+    """Delta's ``RESTORE [TABLE] t [TO] {VERSION | TIMESTAMP} AS OF …``.
+
+    ``this`` is the table, with the point to restore as its ``version``
+    (an :class:`sqlglot.exp.Version`, as ``FROM t VERSION AS OF n`` has it).
+    """
+
+    arg_types = {"this": True}
+
+
 class Optimize(exp.Expression):
     """``OPTIMIZE t``: compacts the table's small files."""
 

@@ -30,6 +30,7 @@ from lakeclone.dialect.expressions import (
     DescribeHistory,
     LsqlClone,
     Optimize,
+    Restore,
     SessionParameters,
     SetParameters,
     ShowParameters,
@@ -93,6 +94,7 @@ class LsqlParser(policies.PolicyParser):
     WORD_STATEMENT_PARSERS: t.ClassVar[dict[str, t.Callable[[LsqlParser], exp.Expression]]] = {
         "OPTIMIZE": lambda self: self.expression(Optimize(this=self._parse_table_parts())),
         "VACUUM": lambda self: self._parse_vacuum(),
+        "RESTORE": lambda self: self._parse_restore(),
         "START": lambda self: self._parse_start_transaction(),
     }
 
@@ -222,6 +224,21 @@ class LsqlParser(policies.PolicyParser):
                 self.raise_error("Expected RETAIN <number> HOURS")
         dry_run = self._match_text_seq("DRY", "RUN")
         return self.expression(Vacuum(this=this, retain=retain, dry_run=dry_run))
+
+    def _parse_show_snowflake(self, this: str, terse: bool = False, iceberg: bool = False) -> exp.Show:
+        # SHOW TABLES TERSE, with TERSE where other systems put their options: Snowflake's SHOW TERSE TABLES.
+        terse = self._match_text_seq("TERSE") or terse
+        return super()._parse_show_snowflake(this, terse=terse, iceberg=iceberg)
+
+    def _parse_restore(self) -> Restore:
+        self._match(TokenType.TABLE)
+        table = self._parse_table_parts()
+        self._match_text_seq("TO")
+        version = self._parse_version()
+        if version is None or version.text("kind") != "AS OF":
+            self.raise_error("Expected VERSION AS OF or TIMESTAMP AS OF", self._curr)
+        table.set("version", version)
+        return self.expression(Restore(this=table))
 
     def _parse_describe(self) -> exp.Expression:
         # A following dot makes HISTORY or DETAIL the name of what is described.
@@ -490,6 +507,13 @@ def _alter_clustering_sql(self: LsqlGenerator, expression: AlterClustering) -> s
     return f"{_alter_target_sql(self, expression, 'TABLE')} {action}"
 
 
+def _restore_sql(self: LsqlGenerator, expression: Restore) -> str:
+    table = expression.this.copy()
+    version = table.args.get("version")
+    table.set("version", None)
+    return f"RESTORE TABLE {self.sql(table)} TO {self.sql(version)}"
+
+
 def _vacuum_sql(self: LsqlGenerator, expression: Vacuum) -> str:
     retain = self.sql(expression, "retain")
     retain = f" RETAIN {retain} HOURS" if retain else ""
@@ -511,6 +535,7 @@ class LsqlGenerator(Snowflake.Generator):
         DescribeHistory: _describe_history_sql,
         LsqlClone: _lsql_clone_sql,
         Optimize: lambda self, e: f"OPTIMIZE {self.sql(e, 'this')}",
+        Restore: _restore_sql,
         SessionParameters: _session_parameters_sql,
         SetParameters: _set_parameters_sql,
         ShowParameters: _show_parameters_sql,

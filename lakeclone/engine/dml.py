@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from lakeclone.delta import statements
+from lakeclone.dialect import expressions as lx
 from lakeclone.engine import registry, results
 from lakeclone.engine.compiler import check_table_clauses, spark_sql, to_spark
 from lakeclone.engine.schema import conform, sql_type
 from lakeclone.engine.work import Rewrite
 from lakeclone.errors import ExecutionError, SqlCompilationError, UnsupportedStatementError
 from lakeclone.spark_errors import DUPLICATE_MERGE_MATCH, spark_errors
+from lakeclone.timetravel import point_of
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -127,6 +129,51 @@ def insert(execution: Execution) -> DataFrame:
     inserted = _commit_metric(execution, target, "numOutputRows")
     _after(execution, target)
     return results.counts(execution.spark, [("number of rows inserted", inserted)])
+
+
+# RESTORE ---------------------------------------------------------------------------
+
+# The Delta table properties a table's change tracking turns on.
+TRACKING_PROPERTIES = ("delta.enableRowTracking", "delta.enableChangeDataFeed")
+
+# Delta's result of a RESTORE, column for column.
+RESTORE_COLUMNS = (
+    "table_size_after_restore",
+    "num_of_files_after_restore",
+    "num_removed_files",
+    "num_restored_files",
+    "removed_files_size",
+    "restored_files_size",
+)
+
+
+@registry.statement(lx.Restore)
+def restore(execution: Execution) -> DataFrame:
+    """Delta's ``RESTORE TABLE t TO {VERSION | TIMESTAMP} AS OF …``: one commit bringing back that version's rows.
+
+    The point is found as time travel finds it (the Lake's clock, the
+    table's retention, versions a rolled-back transaction hid); the versions
+    after it stay in the history, for time travel and for streams, which see
+    the rows restored and removed as changes.
+    """
+    table = execution.expression.this
+    tables = execution.tables
+    entry = tables.entry(table)
+    version = tables.version(entry, point_of(table))
+    log = tables.log(entry)
+    now, then = log.configuration(tables.current_version(entry)), log.configuration(version)
+    if any(now.get(key) == "true" and then.get(key) != "true" for key in TRACKING_PROPERTIES):
+        # Delta's RESTORE brings the version's table properties back too: change tracking would stop unseen.
+        raise SqlCompilationError(
+            f"Cannot restore table {entry.name} to version {version}: change tracking was turned on after it, and "
+            f"the restore would turn it off. Clone that version instead: CREATE TABLE <name> CLONE {entry.name} "
+            f"AT(VERSION => {version})."
+        )
+    with execution.work.delta(target=entry.location, parameters={"restoredVersion": version}):
+        metrics = statements.restore(execution.spark, entry.location, version)
+    return results.rows(
+        execution.spark, ", ".join(f"{name} BIGINT" for name in RESTORE_COLUMNS), [[metrics[n] for n in RESTORE_COLUMNS]]
+    )
 
 
 # DELETE ----------------------------------------------------------------------------
