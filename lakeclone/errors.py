@@ -186,9 +186,16 @@ class InsufficientPrivilegesError(SqlCompilationError):
         self.name = name
         super().__init__(f"Insufficient privileges to operate on {kind.lower()} '{name}'")
 
+    # Who was denied, once ran_as has named them.
+    denied: tuple[str, str] | None = None
+
     def ran_as(self, user: str, role: str) -> None:
-        """Name who was denied: ``… as user BOB, role ANALYST`` (a session's identity is easy to lose track of)."""
-        if len(self.args) == 1 and " as user " not in str(self.args[0]):
+        """Name who was denied: ``… as user BOB, role ANALYST`` (a session's identity is easy to lose track of).
+
+        Only the first call names them: an error raised by a nested call passes through two places that know.
+        """
+        if self.denied is None and len(self.args) == 1:
+            self.denied = (user, role)
             self.args = (f"{self.args[0]} as user {user}, role {role}",)
 
 

@@ -374,3 +374,13 @@ def test_after_the_jvm_dies_statements_say_so_and_connect_starts_anew(tmp_path: 
         assert refusal.startswith("refused: Spark has stopped: its JVM is gone (it ran out of memory, or was killed)")
         assert "lakeclone.connect() again" in refusal
     assert rows_after == "rows: [(1,)]"
+
+
+def test_a_privilege_error_names_who_was_denied_once_whatever_the_object_is_called() -> None:
+    from lakeclone.errors import InsufficientPrivilegesError
+
+    # A quoted name may hold the very words the message adds.
+    error = InsufficientPrivilegesError("TABLE", "sales as user ana")
+    error.ran_as("BOB", "ANALYST")
+    error.ran_as("BOB", "ANALYST")  # raised through a nested call: named once
+    assert str(error).endswith("Insufficient privileges to operate on table 'sales as user ana' as user BOB, role ANALYST")
