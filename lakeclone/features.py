@@ -23,6 +23,8 @@ FEATURES = (
     "lakeclone.streams",
     # After transactions: a channel's commits take table locks like any statement's.
     "lakeclone.channels",
+    # After transactions: a COPY's load records settle at COMMIT.
+    "lakeclone.loading",
     # After access, views and streams: policies protect what the binder makes of tables, views and streams.
     "lakeclone.policies",
 )

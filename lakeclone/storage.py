@@ -208,6 +208,30 @@ class Storage:
                     found.append(FileInfo(uri, int(status.getLen()), int(status.getModificationTime())))
         return found
 
+    def files_at(self, uri: str) -> list[FileInfo]:
+        """The file ``uri`` names, or every file below the folder it names (hidden names left out); none if nothing is there."""
+        path = self._path(uri)
+        fs = self._fs(path)
+        if not fs.exists(path):
+            return []
+        status = fs.getFileStatus(path)
+        if status.isDirectory():
+            return self.list_files(uri)
+        return [FileInfo(str(status.getPath().toString()), int(status.getLen()), int(status.getModificationTime()))]
+
+    def encoded(self, uri: str) -> str:
+        """``uri`` percent-encoded as Hadoop's ``Path.toUri()`` writes it: how Spark's ``_metadata.file_path`` names a file."""
+        return str(self._path(uri).toUri().toString())
+
+    def md5(self, uri: str) -> str:
+        """The MD5 digest of a file's bytes, in hex, computed in the JVM as the file streams through."""
+        path = self._path(uri)
+        stream = self._fs(path).open(path)
+        try:
+            return str(self._jvm.org.apache.commons.codec.digest.DigestUtils.md5Hex(stream))
+        finally:
+            stream.close()
+
     def size(self, uri: str) -> int:
         path = self._path(uri)
         return int(self._fs(path).getFileStatus(path).getLen())

@@ -55,6 +55,8 @@ _CATALOG_TABLES = (
     "grants",
     "future_grants",
     "ownership",
+    "stages",
+    "loaded_files",
 )
 
 
@@ -82,6 +84,11 @@ def _tables_view_and_stream(lake: lakeclone.Lake) -> None:
     lake.sql("INSERT INTO src VALUES (3), (4)")
     lake.sql("CREATE VIEW v AS SELECT a FROM t WHERE a > 1")
     lake.sql("CREATE STREAM s ON TABLE t")
+    # Beside the template's folder, not in it (copies of the warehouse name no file of the template): the stage still finds it.
+    staged = lake.warehouse.parent.parent / "staged_for_the_privilege_matrix"
+    staged.mkdir(exist_ok=True)
+    (staged / "more.csv").write_text("7\n")
+    lake.sql(f"CREATE STAGE stg URL = 'file:{staged}'")
 
 
 @pytest.fixture
@@ -122,6 +129,10 @@ def _t_is(expected: list[tuple[Any, ...]]) -> Callable[[lakeclone.Lake, Any], No
         assert sorted(spark_rows(admin.spark, location(admin, "t"))) == expected
 
     return check
+
+
+def _one_file(result: Any) -> None:
+    assert [r.name.rsplit("/", 1)[-1] for r in result] == ["more.csv"]
 
 
 def _exists(show: str, name: str) -> Callable[[lakeclone.Lake, Any], None]:
@@ -190,6 +201,15 @@ MATRIX = [
     Case("OPTIMIZE t", (*USAGE, "MODIFY ON TABLE T")),
     Case("RESTORE TABLE t TO VERSION AS OF 0", (*USAGE, "MODIFY ON TABLE T"), _t_is([])),
     Case("DESCRIBE HISTORY t", (*USAGE, "SELECT ON TABLE T")),
+    # Loading files: the stage, the table, and, for a stage's URL, the account's leave to reach outside the warehouse.
+    Case("COPY INTO t FROM @stg", (*USAGE, "USAGE ON STAGE STG", "INSERT ON TABLE T"), _t_is([(1,), (2,), (3,), (7,)])),
+    Case("LIST @stg", (*USAGE, "USAGE ON STAGE STG"), lambda admin, result: _one_file(result)),
+    Case(
+        "CREATE STAGE stg2 URL = 'file:///lakeclone-matrix/never-read'",
+        (*USAGE, "CREATE STAGE ON SCHEMA LAKE.PUBLIC", "CREATE EXTERNAL TABLE ON ACCOUNT"),
+        _exists("SHOW STAGES", "STG2"),
+    ),
+    Case("DROP STAGE stg", (*USAGE, "OWNERSHIP ON STAGE STG")),
     Case("DESCRIBE DETAIL t", (*USAGE, "SELECT ON TABLE T")),
     Case("USE SCHEMA LAKE.PUBLIC", ("USAGE ON DATABASE LAKE", "USAGE ON SCHEMA LAKE.PUBLIC")),
     # Queries: time travel and the change clause on every path.
@@ -519,9 +539,11 @@ def test_migration_gives_existing_objects_to_accountadmin(lake: lakeclone.Lake) 
     db = sqlite3.connect(path)
     with db:
         # The catalog as it was before access control's migration and those after it
-        # (channels, policies, pending folders, query tags).
+        # (channels, policies, pending folders, query tags, stages).
         db.execute("ALTER TABLE queries DROP COLUMN query_tag")
         for table in (
+            "loaded_files",
+            "stages",
             "pending_folders",
             "tag_policies",
             "tag_references",
@@ -536,7 +558,7 @@ def test_migration_gives_existing_objects_to_accountadmin(lake: lakeclone.Lake) 
             "users",
         ):
             db.execute(f"DROP TABLE {table}")
-        db.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 5}")
+        db.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 6}")
     db.close()
     again = lakeclone.connect(lake.warehouse, spark=lake.spark, clock=lake.clock)
     owners = {(r.privilege, r.grantee_name) for r in again.sql("SHOW GRANTS ON TABLE old").collect()}

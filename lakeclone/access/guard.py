@@ -25,6 +25,7 @@ from lakeclone.catalog.access import ACCOUNT, ACCOUNTADMIN, PUBLIC
 from lakeclone.catalog.names import database_name, schema_name
 from lakeclone.catalog.policies import PolicyEntry, PolicyKind
 from lakeclone.dialect import expressions as lx
+from lakeclone.dialect import table_reference
 from lakeclone.engine.compiler import read_references
 from lakeclone.errors import InsufficientPrivilegesError, ObjectNotFoundError, SqlCompilationError
 from lakeclone.views.expand import definition_scope, parse_definition
@@ -41,7 +42,7 @@ class Securable:
     """An object privileges are granted on.
 
     Attributes:
-        kind: ``"TABLE"``, ``"VIEW"``, ``"STREAM"``, ``"SEQUENCE"``, ``"SCHEMA"``, ``"DATABASE"`` or ``"ACCOUNT"``.
+        kind: ``"TABLE"``, ``"VIEW"``, ``"STREAM"``, ``"SEQUENCE"``, ``"STAGE"``, ``"SCHEMA"``, ``"DATABASE"`` or ``"ACCOUNT"``.
         name: its qualified name, for messages.
         containers: its schema and database (or a schema's database), which need USAGE first.
     """
@@ -112,6 +113,7 @@ def relation(tables: Tables, table: exp.Table, kinds: tuple[str, ...] = ("TABLE"
         "VIEW": catalog.view,
         "STREAM": catalog.stream,
         "SEQUENCE": catalog.sequence,
+        "STAGE": catalog.stage,
         **{kind.value: functools.partial(_policy, catalog, kind) for kind in PolicyKind},
     }
     for kind in kinds:
@@ -249,7 +251,7 @@ class Guard:
         if need.denied_on is not None:
             raise InsufficientPrivilegesError(need.denied_on.kind, need.denied_on.name)
         if not seen:
-            raise ObjectNotFoundError(target.name, "Object")
+            raise ObjectNotFoundError(target.name, "Stage" if target.kind == "STAGE" else "Object")
         raise InsufficientPrivilegesError(target.kind, target.name)
 
     def owns(self, catalog: Catalog, roles: set[str], securable: Securable) -> bool:
@@ -288,6 +290,7 @@ SHOWN: dict[str, tuple[str, tuple[str, ...]]] = {
     "VIEWS": ("VIEW", _QUALIFIED),
     "STREAMS": ("STREAM", _QUALIFIED),
     "SEQUENCES": ("SEQUENCE", _QUALIFIED),
+    "STAGES": ("STAGE", _QUALIFIED),
     "PRIMARY KEYS": ("TABLE", ("database_name", "schema_name", "table_name")),
     "IMPORTED KEYS": ("TABLE", ("fk_database_name", "fk_schema_name", "fk_table_name")),
     # A channel is listed to the roles that see its table.
@@ -303,6 +306,8 @@ def _objects(catalog: Catalog, kind: str, schema: SchemaEntry) -> list[tuple[str
         return [(v.id, v.name) for v in catalog.views(schema)]
     if kind == "STREAM":
         return [(s.id, s.name) for s in catalog.streams(schema)]
+    if kind == "STAGE":
+        return [(s.id, s.name) for s in catalog.stages(schema)]
     return [(s.id, s.name) for s in catalog.sequences(schema)]
 
 
@@ -346,8 +351,12 @@ def _needs(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
         yield Need(target, (Privilege.SELECT,)) if target else None
     elif isinstance(expression, exp.Describe):
         kind = str(expression.args.get("kind") or "TABLE").upper()
-        target = relation(tables, expression.this, (kind,) if kind in ("VIEW", "STREAM") else ("TABLE", "VIEW"))
+        target = relation(tables, expression.this, (kind,) if kind in ("VIEW", "STREAM", "STAGE") else ("TABLE", "VIEW"))
         yield Need(target, ()) if target else None
+    elif isinstance(expression, exp.Copy):
+        yield from _copy(tables, expression)
+    elif isinstance(expression, exp.ListStage):
+        yield from _stage_usage(tables, expression.name)
     elif isinstance(expression, exp.Use):
         yield from _use(tables, expression)
     elif isinstance(expression, lx.ShowParameters) and expression.this is not None:
@@ -481,6 +490,28 @@ def _nextval_defaults(tables: Tables, create: exp.Create) -> Iterator[Need | Non
             yield Need(sequence, (Privilege.USAGE,)) if sequence else None
 
 
+def _copy(tables: Tables, expression: exp.Copy) -> Iterator[Need | None]:
+    """INSERT on the table loaded; USAGE on the stage read, or, for a location given as text, what a stage's URL needs."""
+    target = expression.this
+    securable = relation(tables, target, ("TABLE",)) if isinstance(target, exp.Table) else None
+    yield Need(securable, (Privilege.INSERT,)) if securable else None
+    for source in expression.args.get("files") or []:
+        node = source.this if isinstance(source, exp.Table) else source
+        if isinstance(node, exp.Var) and node.name.startswith("@"):
+            yield from _stage_usage(tables, node.name)
+        else:
+            yield Need(ACCOUNT_SECURABLE, (Privilege.CREATE_EXTERNAL_TABLE,))
+
+
+def _stage_usage(tables: Tables, reference: str) -> Iterator[Need | None]:
+    """USAGE on the stage ``@stage/path`` names."""
+    body = reference.removeprefix("@")
+    if body.startswith(("~", "%")):
+        return  # no such stages: the statement says so
+    stage = relation(tables, table_reference(body.partition("/")[0]), ("STAGE",))
+    yield Need(stage, (Privilege.USAGE,)) if stage else None
+
+
 def _undrop(tables: Tables, expression: exp.Undrop) -> Iterator[Need | None]:
     """OWNERSHIP of the dropped object, and the privilege to create it in its parent (Snowflake's UNDROP)."""
     catalog = tables.catalog
@@ -535,6 +566,7 @@ _CREATE_PRIVILEGE = {
     "TABLE": Privilege.CREATE_TABLE,
     "VIEW": Privilege.CREATE_VIEW,
     "SEQUENCE": Privilege.CREATE_SEQUENCE,
+    "STAGE": Privilege.CREATE_STAGE,
 }
 
 
@@ -550,7 +582,8 @@ def _create(tables: Tables, expression: exp.Create) -> Iterator[Need | None]:
         if expression.args.get("replace"):
             existing = relation(tables, target, (kind,))
             yield Need(existing, (Privilege.MODIFY,) if kind == "TABLE" else (Privilege.OWNERSHIP,)) if existing else None
-        if kind == "TABLE" and expression.find(exp.LocationProperty) is not None:
+        if (kind == "TABLE" and expression.find(exp.LocationProperty) is not None) or kind == "STAGE":
+            # A table's LOCATION and a stage's URL reach files outside the warehouse.
             yield Need(ACCOUNT_SECURABLE, (Privilege.CREATE_EXTERNAL_TABLE,))
         if kind == "TABLE":
             yield from _nextval_defaults(tables, expression)
@@ -630,7 +663,7 @@ def _owned(tables: Tables, target: exp.Table, kind: str, *, modify: bool = False
         securable = database_securable(catalog, database_name(target))
     elif kind == "SCHEMA":
         securable = named_schema(catalog, *schema_name(target, database=tables.scope.database))
-    elif kind in ("TABLE", "VIEW", "STREAM", "SEQUENCE"):
+    elif kind in ("TABLE", "VIEW", "STREAM", "SEQUENCE", "STAGE"):
         securable = relation(tables, target, (kind,))
     else:
         securable = None

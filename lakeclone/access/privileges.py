@@ -19,6 +19,7 @@ class Privilege(str, Enum):
     CREATE_VIEW = "CREATE VIEW"
     CREATE_STREAM = "CREATE STREAM"
     CREATE_SEQUENCE = "CREATE SEQUENCE"
+    CREATE_STAGE = "CREATE STAGE"
     CREATE_SCHEMA = "CREATE SCHEMA"
     CREATE_DATABASE = "CREATE DATABASE"
     CREATE_EXTERNAL_TABLE = "CREATE EXTERNAL TABLE"
@@ -59,6 +60,7 @@ APPLICABLE: dict[str, frozenset[Privilege]] = {
             Privilege.CREATE_VIEW,
             Privilege.CREATE_STREAM,
             Privilege.CREATE_SEQUENCE,
+            Privilege.CREATE_STAGE,
             Privilege.CREATE_MASKING_POLICY,
             Privilege.CREATE_ROW_ACCESS_POLICY,
             Privilege.CREATE_TAG,
@@ -78,6 +80,7 @@ APPLICABLE: dict[str, frozenset[Privilege]] = {
     "VIEW": frozenset({Privilege.SELECT}),
     "STREAM": frozenset({Privilege.SELECT}),
     "SEQUENCE": frozenset({Privilege.USAGE}),
+    "STAGE": frozenset({Privilege.USAGE}),
     "MASKING POLICY": frozenset({Privilege.APPLY}),
     "ROW ACCESS POLICY": frozenset({Privilege.APPLY}),
     "TAG": frozenset({Privilege.APPLY}),

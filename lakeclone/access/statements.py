@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from lakeclone.catalog.entries import SequenceEntry, StreamEntry, TableEntry, ViewEntry
+    from lakeclone.catalog.stages import StageEntry
     from lakeclone.engine.executor import Execution
 
 GRANTS_SCHEMA = (
@@ -340,11 +341,14 @@ def _object_name(execution: Execution, kind: str, object_id: str) -> str:
     if kind == "SCHEMA":
         schema = catalog.schema_by_id(object_id)
         return schema.qualified if schema else object_id
-    lookups: dict[str, Callable[[str], TableEntry | ViewEntry | StreamEntry | SequenceEntry | PolicyEntry | None]] = {
+    lookups: dict[
+        str, Callable[[str], TableEntry | ViewEntry | StreamEntry | SequenceEntry | StageEntry | PolicyEntry | None]
+    ] = {
         "TABLE": catalog.table_by_id,
         "VIEW": catalog.view_by_id,
         "STREAM": catalog.stream_by_id,
         "SEQUENCE": catalog.sequence_by_id,
+        "STAGE": catalog.stage_by_id,
         **{policy_kind.value: catalog.policy_by_id for policy_kind in PolicyKind},
     }
     entry2 = lookups[kind](object_id)

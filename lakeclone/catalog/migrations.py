@@ -399,6 +399,39 @@ QUERY_TAGS = """
 ALTER TABLE queries ADD COLUMN query_tag TEXT NOT NULL DEFAULT ''
 """
 
+# - stages: named external locations COPY INTO loads files from, with the
+#   file format options a COPY takes by default (JSON); a namespace of their own per schema.
+# - loaded_files: COPY INTO's load history, per table and file: the file's
+#   checksum, when it was loaded and how many rows. A row is pending from
+#   before the load's Delta commit until its statement (or transaction)
+#   finishes; a dead session's pending rows stand if the table's log holds
+#   the holder's commit, else they are removed.
+STAGES = """
+CREATE TABLE stages (
+    id TEXT PRIMARY KEY,
+    schema_id TEXT NOT NULL REFERENCES schemas(id),
+    name TEXT NOT NULL,
+    url TEXT NOT NULL,
+    file_format TEXT NOT NULL,
+    comment TEXT NOT NULL DEFAULT '',
+    created_at TEXT NOT NULL,
+    dropped_at TEXT
+);
+CREATE UNIQUE INDEX stages_live_name ON stages(schema_id, name) WHERE dropped_at IS NULL;
+CREATE TABLE loaded_files (
+    table_id TEXT NOT NULL,
+    uri TEXT NOT NULL,
+    checksum TEXT NOT NULL,
+    rows_loaded INTEGER NOT NULL,
+    loaded_at TEXT NOT NULL,
+    holder TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    pending INTEGER NOT NULL
+);
+CREATE INDEX loaded_files_file ON loaded_files(table_id, uri);
+CREATE INDEX loaded_files_holder ON loaded_files(holder)
+"""
+
 Migration = Callable[[sqlite3.Connection], None]
 
 
@@ -422,6 +455,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _script(POLICIES),
     _script(PENDING_FOLDERS),
     _script(QUERY_TAGS),
+    _script(STAGES),
 )
 """Migration ``n`` (1-based) brings a catalog from user_version ``n - 1`` to ``n``."""
 

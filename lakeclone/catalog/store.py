@@ -37,6 +37,7 @@ from lakeclone.catalog.parameters import ParameterStore
 from lakeclone.catalog.policies import PolicyStore
 from lakeclone.catalog.queries import QueryStore
 from lakeclone.catalog.sequences import SequenceStore
+from lakeclone.catalog.stages import LoadedFile, StageEntry, StageStore
 from lakeclone.catalog.streams import StreamStore
 from lakeclone.catalog.transactions import TransactionStore
 from lakeclone.catalog.views import ViewStore
@@ -52,12 +53,14 @@ __all__ = [
     "ConstraintEntry",
     "ConstraintKind",
     "DatabaseEntry",
+    "LoadedFile",
     "ObjectKind",
     "PendingFolder",
     "QueryEntry",
     "SchemaEntry",
     "SequenceEntry",
     "SourceKind",
+    "StageEntry",
     "StreamEntry",
     "StreamMode",
     "TableEntry",
@@ -81,9 +84,10 @@ class Catalog(
     ChannelStore,
     PolicyStore,
     FolderStore,
+    StageStore,
 ):
     """The catalog of one warehouse: objects, parameters, statements, sequences, definitions, streams, views,
-    transactions, access control, channels, policies and tags, and the folders statements are writing."""
+    transactions, access control, channels, policies and tags, the folders statements are writing, stages and load history."""
 
     def horizon(self, table: TableEntry, now: dt.datetime) -> dt.datetime:
         """The oldest moment time travel on ``table`` reaches: its retention window, or a VACUUM that kept less."""

@@ -27,6 +27,7 @@ SECURABLES = {
     "VIEW": "VIEW",
     "STREAM": "STREAM",
     "SEQUENCE": "SEQUENCE",
+    "STAGE": "STAGE",
     "SCHEMA": "SCHEMA",
     "DATABASE": "DATABASE",
     "CATALOG": "DATABASE",
@@ -37,7 +38,14 @@ SECURABLES = {
 MULTIWORD_SECURABLES = {"MASKING": ("POLICY",), "ROW": ("ACCESS", "POLICY")}
 
 # ``ON ALL|FUTURE <plural> IN SCHEMA s``: the objects' kind by its plural.
-PLURALS = {"TABLES": "TABLE", "VIEWS": "VIEW", "STREAMS": "STREAM", "SEQUENCES": "SEQUENCE", "SCHEMAS": "SCHEMA"}
+PLURALS = {
+    "TABLES": "TABLE",
+    "VIEWS": "VIEW",
+    "STREAMS": "STREAM",
+    "SEQUENCES": "SEQUENCE",
+    "STAGES": "STAGE",
+    "SCHEMAS": "SCHEMA",
+}
 
 
 class AccessParser(Snowflake.Parser):
@@ -98,7 +106,7 @@ class AccessParser(Snowflake.Parser):
             args["scope"] = self._prev.text.upper()
             plural = self._parse_word()
             if plural not in PLURALS:
-                self.raise_error("Expected TABLES, VIEWS, STREAMS, SEQUENCES or SCHEMAS", self._prev)
+                self.raise_error("Expected TABLES, VIEWS, STREAMS, SEQUENCES, STAGES or SCHEMAS", self._prev)
             args["kind"] = PLURALS.get(plural, plural)
             if not self._match(TokenType.IN):
                 self.raise_error("Expected IN", self._curr)

@@ -118,8 +118,8 @@ def store_parameters(execution: Execution, kind: ObjectKind, object_id: str, set
             hook(execution, kind, object_id, value)
 
 
-def external_location(execution: Execution, text: str) -> str:
-    """A LOCATION, qualified, once it is known to be safe for a new table.
+def external_location(execution: Execution, text: str, *, what: str = "an external table") -> str:
+    """A LOCATION (or a stage's URL), qualified, once it is known to be safe for a new table (or stage).
 
     A table's folder may not be the warehouse or lie inside it, may not hold
     the warehouse, and may not contain, or lie inside, any other table's
@@ -135,9 +135,7 @@ def external_location(execution: Execution, text: str) -> str:
     location = storage.real(storage.qualify(text))
     warehouse = execution.lake.location
     if _overlap(location, warehouse) or _overlap(location, storage.real(warehouse)):
-        raise InvalidLocationError(
-            f"Location '{text}' overlaps the warehouse ({warehouse}): an external table must live outside it."
-        )
+        raise InvalidLocationError(f"Location '{text}' overlaps the warehouse ({warehouse}): {what} must live outside it.")
     for table in execution.catalog.table_locations():
         if _overlap(location, table.location) or _overlap(location, storage.real(table.location)):
             raise InvalidLocationError(f"Location '{text}' overlaps the folder of table {table.qualified} ({table.location}).")

@@ -28,6 +28,8 @@ TRANSACTIONAL: tuple[type, ...] = (
     exp.Update,
     exp.Delete,
     exp.Merge,
+    exp.Copy,  # COPY INTO a table is DML
+    exp.ListStage,
     exp.Show,
     ShowParameters,
     exp.Describe,

@@ -1,0 +1,194 @@
+"""CREATE, DROP, SHOW, DESCRIBE and LIST of stages: named external locations files are loaded from.
+
+A stage names a folder on any FileSystem Hadoop reaches (``file:``,
+``s3a:`` …) and, optionally, the file format options a COPY from it reads
+with. The warehouse's own area and every table's folder are refused as a
+stage's URL: reading a table's files directly would bypass its privileges and
+policies.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+
+from lakeclone.catalog.stages import StageEntry
+from lakeclone.dialect import table_reference
+from lakeclone.engine import registry, results
+from lakeclone.engine.objects import external_location, require_schema, value_of
+from lakeclone.engine.show import scope_schemas
+from lakeclone.errors import ObjectExistsError, ObjectNotFoundError, SqlCompilationError
+from lakeclone.loading import formats
+from lakeclone.storage import FileInfo, join, relative_to
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from lakeclone.engine.executor import Execution
+
+SHOW_SCHEMA = (
+    "created_on TIMESTAMP, name STRING, database_name STRING, schema_name STRING, url STRING, "
+    "has_credentials STRING, owner STRING, comment STRING, type STRING"
+)
+DESCRIBE_SCHEMA = "parent_property STRING, property STRING, property_type STRING, property_value STRING, property_default STRING"
+LIST_SCHEMA = "name STRING, size BIGINT, md5 STRING, last_modified STRING"
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a COPY or LIST reads: a stage's folder (and a path below it), or a URI given as text.
+
+    Attributes:
+        uri: the folder or file to read.
+        root: what FILES and PATTERN are relative to: the stage's URL, or the URI given.
+        stage: the stage named, if any.
+        file_format: the stage's file format options (Snowflake's defaults without a stage).
+    """
+
+    uri: str
+    root: str
+    stage: StageEntry | None
+    file_format: formats.FileFormat
+
+    def relative(self, uri: str) -> str:
+        return relative_to(uri, self.root)
+
+
+def create_stage(execution: Execution) -> DataFrame:
+    """``CREATE [OR REPLACE] STAGE [IF NOT EXISTS] s URL = '…' [FILE_FORMAT = (…)] [COMMENT = '…']``."""
+    expression = execution.expression
+    name = execution.tables.name(expression.this)
+    url_text, file_format, comment = None, formats.FileFormat(), ""
+    properties = expression.args.get("properties")
+    for prop in properties.expressions if properties else []:
+        if isinstance(prop, exp.FileFormatProperty):
+            file_format = formats.from_properties(file_format, prop.expressions)
+        elif isinstance(prop, exp.SchemaCommentProperty):
+            comment = value_of(prop.this)
+        elif type(prop) is exp.Property and prop.name.upper() == "URL":
+            url_text = value_of(prop.args["value"])
+        else:
+            raise SqlCompilationError(f"unsupported stage option {prop.sql(dialect='snowflake')}")
+    if url_text is None:
+        raise SqlCompilationError(
+            "lakeclone's stages are external: give the folder its files are in, CREATE STAGE s URL = 's3a://bucket/path/'."
+        )
+    url = external_location(execution, url_text, what="a stage")
+    catalog = execution.catalog
+    with catalog.transaction():
+        schema = require_schema(execution, name.database, name.schema)
+        existing = catalog.stage(name.database, name.schema, name.name)
+        if existing is not None:
+            if expression.args.get("exists"):
+                return results.status(execution.spark, f"{name.name} already exists, statement succeeded.")
+            if not expression.args.get("replace"):
+                raise ObjectExistsError(name.name)
+            catalog.drop_stage(existing, execution.now())
+        catalog.create_stage(schema, name.name, url=url, file_format=file_format.options(), comment=comment, now=execution.now())
+    return results.status(execution.spark, f"Stage area {name.name} successfully created.")
+
+
+def drop_stage(execution: Execution, target: exp.Table) -> tuple[str, str, StageEntry | None]:
+    """Drop a stage inside DROP's transaction: (its name for messages, its label, the entry)."""
+    name = execution.tables.name(target)
+    entry = execution.catalog.stage(name.database, name.schema, name.name)
+    if entry is not None:
+        execution.catalog.drop_stage(entry, execution.now())
+    return str(name), name.name, entry
+
+
+def show_stages(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
+    """``SHOW STAGES [LIKE 'p'] [IN {SCHEMA s | DATABASE d}]``."""
+    catalog = execution.catalog
+    data = [
+        (
+            stage.created_at,
+            stage.name,
+            stage.database,
+            stage.schema,
+            stage.url,
+            "N",
+            catalog.owner("STAGE", stage.id) or "",
+            stage.comment,
+            "EXTERNAL",
+        )
+        for schema in scope_schemas(execution)
+        for stage in catalog.stages(schema)
+        if like is None or like.match(stage.name)
+    ]
+    return results.rows(execution.spark, SHOW_SCHEMA, data)
+
+
+def describe_stage(execution: Execution) -> DataFrame:
+    """``DESCRIBE STAGE s``: its location and file format options, as Snowflake lists them."""
+    stage = require_stage(execution, execution.expression.this)
+    defaults = formats.FileFormat().options()
+    data = [("STAGE_LOCATION", "URL", "String", stage.url, "")]
+    data += [("STAGE_FILE_FORMAT", option, "String", value, defaults[option]) for option, value in stage.file_format.items()]
+    return results.rows(execution.spark, DESCRIBE_SCHEMA, data)
+
+
+def require_stage(execution: Execution, target: exp.Table) -> StageEntry:
+    name = execution.tables.name(target)
+    stage = execution.catalog.stage(name.database, name.schema, name.name)
+    if stage is None:
+        raise ObjectNotFoundError(str(name), "Stage")
+    return stage
+
+
+def stage_reference(text: str) -> tuple[exp.Table, str]:
+    """``@db.s.stage/some/path`` as the stage's name and the path below it.
+
+    Raises:
+        SqlCompilationError: a user (``@~``) or table (``@%t``) stage, which lakeclone does not have.
+    """
+    body = text.removeprefix("@")
+    if body.startswith(("~", "%")):
+        raise SqlCompilationError(
+            "User and table stages (@~, @%t) are not supported by lakeclone; "
+            "name an external location with CREATE STAGE s URL = '…' and read @s."
+        )
+    name, _, path = body.partition("/")
+    return table_reference(name), path.strip("/")
+
+
+def stage_location(execution: Execution, text: str) -> Location:
+    """Where ``@stage[/path]`` reads."""
+    target, path = stage_reference(text)
+    stage = require_stage(execution, target)
+    return Location(join(stage.url, path) if path else stage.url, stage.url, stage, formats.stored(stage.file_format))
+
+
+def list_stage(execution: Execution) -> DataFrame:
+    """``LIST @s[/path] [PATTERN = '<regex>']``: the files a COPY from there could load."""
+    expression = execution.expression
+    location = stage_location(execution, expression.name)
+    pattern = expression.args.get("pattern")
+    regex = compile_pattern(value_of(pattern)) if pattern is not None else None
+    files = [f for f in execution.storage.files_at(location.uri) if regex is None or regex.fullmatch(location.relative(f.uri))]
+    data = [(f.uri, f.size, execution.storage.md5(f.uri), _http_date(f)) for f in sorted(files, key=lambda f: f.uri)]
+    return results.rows(execution.spark, LIST_SCHEMA, data)
+
+
+def compile_pattern(text: str) -> re.Pattern[str]:
+    try:
+        return re.compile(text)
+    except re.error as error:
+        raise SqlCompilationError(f"Invalid regular expression '{text}': {error}") from None
+
+
+def _http_date(info: FileInfo) -> str:
+    """A file's modification time as Snowflake's LIST shows it: ``Sat, 28 Nov 2026 18:20:53 GMT``."""
+    moment = dt.datetime.fromtimestamp(info.modified_ms / 1000, tz=dt.timezone.utc)
+    return moment.strftime("%a, %d %b %Y %H:%M:%S GMT")
+
+
+registry.CREATORS["STAGE"] = create_stage
+registry.DROPPERS["STAGE"] = drop_stage
+registry.SHOWS["STAGES"] = show_stages
+registry.DESCRIBERS["STAGE"] = describe_stage
+registry.STATEMENTS[exp.ListStage] = list_stage

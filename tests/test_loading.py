@@ -1,0 +1,305 @@
+"""Loading files with SQL: stages, LIST, COPY INTO with ON_ERROR and load metadata, Databricks' spelling, privileges."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from decimal import Decimal
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from delta_reader import kernel_rows
+from lake_helpers import location, rows, session_of
+
+import lakeclone
+from lakeclone.engine import registry
+
+pytestmark = pytest.mark.spark
+
+SALES = "CREATE TABLE sales (id INT, region VARCHAR(5), amount DECIMAL(10, 2), sold DATE)"
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Path:
+    """A folder outside the warehouse with two good CSV files and one bad one below ``bad/``."""
+    folder = tmp_path / "files"
+    (folder / "bad").mkdir(parents=True)
+    (folder / "2024-01.csv").write_text("id,region,amount,sold\n1,north,10.50,2024-01-02\n2,south,\\N,2024-01-03\n")
+    (folder / "2024-02.csv").write_text("id,region,amount,sold\n3,east,7,2024-02-01\n")
+    (folder / "bad" / "broken.csv").write_text("id,region,amount,sold\n4,west,1.00,2024-03-01\n5,west,ten,2024-03-02\n6,west\n")
+    return folder
+
+
+def uri(path: Path) -> str:
+    return f"file:{path}"
+
+
+def copy_rows(lake: lakeclone.Lake, sql: str) -> dict[str, tuple]:
+    """COPY's result rows by file name: (status, rows_parsed, rows_loaded, errors_seen, first_error, line, character, column)."""
+    return {
+        r.file.rsplit("/", 1)[-1]: (
+            r.status,
+            r.rows_parsed,
+            r.rows_loaded,
+            r.errors_seen,
+            r.first_error,
+            r.first_error_line,
+            r.first_error_character,
+            r.first_error_column_name,
+        )
+        for r in lake.sql(sql).collect()
+    }
+
+
+def staged(lake: lakeclone.Lake, files: Path) -> None:
+    lake.sql(f"{SALES}; CREATE STAGE st URL = '{uri(files)}' FILE_FORMAT = (TYPE = CSV SKIP_HEADER = 1)")
+
+
+# Stages ---------------------------------------------------------------------------------
+
+
+def test_a_stage_is_created_shown_described_listed_and_dropped(lake: lakeclone.Lake, files: Path) -> None:
+    created = lake.sql(f"CREATE STAGE st URL = '{uri(files)}/' FILE_FORMAT = (TYPE = CSV SKIP_HEADER = 1) COMMENT = 'raw'")
+    assert created.collect()[0].status == "Stage area ST successfully created."
+    (shown,) = lake.sql("SHOW STAGES").collect()
+    assert (shown.name, shown.database_name, shown.schema_name, shown.url, shown.owner, shown.comment, shown.type) == (
+        "ST",
+        "LAKE",
+        "PUBLIC",
+        uri(files),
+        "ACCOUNTADMIN",
+        "raw",
+        "EXTERNAL",
+    )
+    described = {r.property: (r.property_value, r.property_default) for r in lake.sql("DESCRIBE STAGE st").collect()}
+    assert described["URL"] == (uri(files), "")
+    assert described["TYPE"] == ("CSV", "CSV")
+    assert described["SKIP_HEADER"] == ("1", "0")
+    listed = lake.sql("LIST @st").collect()
+    assert [(r.name, r.size) for r in listed] == [
+        (uri(files / name), (files / name).stat().st_size) for name in ("2024-01.csv", "2024-02.csv", "bad/broken.csv")
+    ]
+    assert all(len(r.md5) == 32 and r.last_modified.endswith(" GMT") for r in listed)
+    assert [r.name for r in lake.sql("LIST @st/bad").collect()] == [uri(files / "bad" / "broken.csv")]
+    assert [r.name for r in lake.sql("LIST @st PATTERN = '.*-02[.]csv'").collect()] == [uri(files / "2024-02.csv")]
+    assert lake.sql("DROP STAGE st").collect()[0].status == "ST successfully dropped."
+    assert lake.sql("SHOW STAGES").collect() == []
+    with pytest.raises(lakeclone.LakecloneError, match=re.escape("Stage 'LAKE.PUBLIC.ST' does not exist or not authorized.")):
+        lake.sql("LIST @st")
+
+
+def test_a_stage_must_name_a_folder_outside_the_warehouse_and_its_tables(lake: lakeclone.Lake, tmp_path: Path) -> None:
+    with pytest.raises(lakeclone.LakecloneError, match=r"overlaps the warehouse .*: a stage must live outside it"):
+        lake.sql(f"CREATE STAGE inside URL = '{uri(lake.warehouse)}/tables'")
+    lake.sql(f"CREATE EXTERNAL TABLE ext (id INT) LOCATION = '{uri(tmp_path / 'outside' / 'ext')}'")
+    with pytest.raises(lakeclone.LakecloneError, match=re.escape("overlaps the folder of table LAKE.PUBLIC.EXT")):
+        lake.sql(f"CREATE STAGE raw URL = '{uri(tmp_path / 'outside')}'")
+    with pytest.raises(lakeclone.LakecloneError, match="lakeclone's stages are external"):
+        lake.sql("CREATE STAGE nowhere")
+    with pytest.raises(lakeclone.LakecloneError, match=r"User and table stages \(@~, @%t\) are not supported"):
+        lake.sql("LIST @~")
+    with pytest.raises(lakeclone.LakecloneError, match="File format option COLOR is not supported by lakeclone"):
+        lake.sql(f"CREATE STAGE s URL = '{uri(tmp_path / 'x')}' FILE_FORMAT = (COLOR = RED)")
+
+
+# COPY INTO ------------------------------------------------------------------------------
+
+
+def test_copy_loads_each_file_once_until_it_changes_or_is_forced(lake: lakeclone.Lake, files: Path) -> None:
+    staged(lake, files)
+    loaded = copy_rows(lake, "COPY INTO sales FROM @st PATTERN = '[^/]*[.]csv'")
+    assert loaded == {
+        "2024-01.csv": ("LOADED", 2, 2, 0, None, None, None, None),
+        "2024-02.csv": ("LOADED", 1, 1, 0, None, None, None, None),
+    }
+    expected = [
+        (1, "north", Decimal("10.50"), dt.date(2024, 1, 2)),
+        (2, "south", None, dt.date(2024, 1, 3)),
+        (3, "east", Decimal("7.00"), dt.date(2024, 2, 1)),
+    ]
+    assert rows(lake, "SELECT * FROM sales") == expected
+    assert kernel_rows(location(lake, "SALES")) == expected
+    (commit, *_) = lake.sql("DESCRIBE HISTORY sales").collect()
+    assert (commit.operation, commit.operationMetrics["numOutputRows"]) == ("WRITE", "3")  # one commit for both files
+
+    again = lake.sql("COPY INTO sales FROM @st PATTERN = '[^/]*[.]csv'").collect()
+    assert [r.status for r in again] == ["Copy executed with 0 files processed."]
+
+    # A file whose content changed is a new file; FORCE loads one the history holds.
+    (files / "2024-02.csv").write_text("id,region,amount,sold\n3,east,8,2024-02-01\n")
+    assert copy_rows(lake, "COPY INTO sales FROM @st PATTERN = '[^/]*[.]csv'") == {
+        "2024-02.csv": ("LOADED", 1, 1, 0, None, None, None, None)
+    }
+    assert copy_rows(lake, "COPY INTO sales FROM @st FILES = ('2024-01.csv') FORCE = TRUE")["2024-01.csv"][0] == "LOADED"
+    assert lake.sql("SELECT COUNT(*) AS n FROM sales").collect()[0][0] == 6
+
+
+def test_on_error_aborts_the_statement_or_skips_the_file_or_the_row(lake: lakeclone.Lake, files: Path) -> None:
+    staged(lake, files)
+    with pytest.raises(lakeclone.LakecloneError) as failed:
+        lake.sql("COPY INTO sales FROM @st")
+    assert str(failed.value).splitlines()[:3] == [
+        "Numeric value 'ten' is not recognized",
+        f"  File '{uri(files / 'bad' / 'broken.csv')}', line 3, character 8",
+        '  Row 2, column "SALES"["AMOUNT":3]',
+    ]
+    assert lake.sql("SELECT COUNT(*) AS n FROM sales").collect()[0][0] == 0
+    assert len(lake.sql("DESCRIBE HISTORY sales").collect()) == 1  # no commit
+
+    skipped = copy_rows(lake, "COPY INTO sales FROM @st ON_ERROR = SKIP_FILE")
+    assert skipped["broken.csv"][:4] == ("LOAD_FAILED", 3, 0, 2)
+    assert skipped["2024-01.csv"][0] == skipped["2024-02.csv"][0] == "LOADED"
+
+    # A file that failed is not in the history: CONTINUE loads its good rows.
+    continued = copy_rows(lake, "COPY INTO sales FROM @st ON_ERROR = CONTINUE")
+    assert continued == {
+        "broken.csv": ("PARTIALLY_LOADED", 3, 1, 2, "Numeric value 'ten' is not recognized", 3, 8, '"SALES"["AMOUNT":3]')
+    }
+    assert rows(lake, "SELECT id FROM sales") == [(1,), (2,), (3,), (4,)]
+
+
+def test_every_value_is_checked_against_its_column(lake: lakeclone.Lake, tmp_path: Path) -> None:
+    folder = tmp_path / "checks"
+    folder.mkdir()
+    (folder / "values.csv").write_text(
+        "1|toolong|1.00|2024-01-01\n"  # VARCHAR(5)
+        "2|ok|1.00|someday\n"  # no date
+        "NULL|ok|1.00|2024-01-01\n"  # NULL_IF
+        "4|ok|1.00\n"  # a field short
+        "5||2.00|2024-01-01\n"  # an empty field is NULL
+    )
+    lake.sql(SALES)
+    found = copy_rows(
+        lake,
+        f"COPY INTO sales FROM '{uri(folder)}' FILE_FORMAT = (TYPE = CSV FIELD_DELIMITER = '|' NULL_IF = ('NULL')) "
+        "ON_ERROR = CONTINUE",
+    )
+    assert found["values.csv"][:7] == (
+        "PARTIALLY_LOADED",
+        5,
+        2,
+        3,
+        "User character length limit (5) exceeded by string 'toolong'",
+        1,
+        3,
+    )
+    assert rows(lake, "SELECT id, region FROM sales") == [(None, "ok"), (5, None)]
+    lake.sql("CREATE TABLE strict (id INT NOT NULL)")
+    (folder / "values.csv").write_text("1\n\n")
+    (folder / "more.csv").write_text("2,3\n")
+    with pytest.raises(
+        lakeclone.LakecloneError, match=r"Number of columns in file \(2\) does not match that of the corresponding table \(1\)"
+    ):
+        lake.sql(f"COPY INTO strict FROM '{uri(folder)}' FILES = ('more.csv')")
+    with pytest.raises(lakeclone.LakecloneError, match=r"Remote file '.*/missing\.csv' was not found"):
+        lake.sql(f"COPY INTO strict FROM '{uri(folder)}' FILES = ('missing.csv')")
+
+
+def test_json_and_parquet_load_by_column_name_whatever_its_case(lake: lakeclone.Lake, tmp_path: Path) -> None:
+    folder = tmp_path / "json"
+    folder.mkdir()
+    (folder / "a.json").write_text('{"ID": 1, "Region": "north", "amount": 2.5}\n\n{"id": 2, "extra": [1]}\nnot json\n')
+    pq.write_table(pa.table({"Id": [3], "REGION": ["south"], "sold": [dt.date(2024, 5, 1)]}), folder / "b.parquet")
+    lake.sql(SALES)
+    loaded = copy_rows(
+        lake, f"COPY INTO sales FROM '{uri(folder)}' PATTERN = '.*json' FILE_FORMAT = (TYPE = JSON) ON_ERROR = CONTINUE"
+    )
+    assert loaded == {"a.json": ("PARTIALLY_LOADED", 3, 2, 1, "Error parsing JSON: not json", 4, 1, None)}
+    parquet = copy_rows(lake, f"COPY INTO sales FROM '{uri(folder)}' FILES = ('b.parquet') FILE_FORMAT = (TYPE = PARQUET)")
+    assert parquet == {"b.parquet": ("LOADED", 1, 1, 0, None, None, None, None)}
+    expected = [
+        (1, "north", Decimal("2.50"), None),
+        (2, None, None, None),
+        (3, "south", None, dt.date(2024, 5, 1)),
+    ]
+    assert rows(lake, "SELECT * FROM sales") == expected
+    assert kernel_rows(location(lake, "SALES")) == expected
+
+
+def test_databricks_copy_into_with_fileformat_and_a_glob_pattern(lake: lakeclone.Lake, files: Path) -> None:
+    lake.sql(SALES)
+    statement = (
+        f"COPY INTO sales FROM '{uri(files)}' FILEFORMAT = CSV PATTERN = '*.csv' "
+        "FORMAT_OPTIONS ('header' = 'true', 'nullValue' = '\\\\N') COPY_OPTIONS ('force' = 'true')"
+    )
+    assert set(copy_rows(lake, statement)) == {"2024-01.csv", "2024-02.csv"}
+    assert set(copy_rows(lake, statement)) == {"2024-01.csv", "2024-02.csv"}  # forced: loaded again
+    assert lake.sql("SELECT COUNT(*) AS n FROM sales").collect()[0][0] == 6
+    with pytest.raises(lakeclone.LakecloneError, match="FORMAT_OPTIONS 'inferschema' is not supported"):
+        lake.sql(f"COPY INTO sales FROM '{uri(files)}' FILEFORMAT = CSV FORMAT_OPTIONS ('inferSchema' = 'true')")
+
+
+def test_the_load_history_lasts_64_days_by_the_lakes_clock(
+    lake: lakeclone.Lake, files: Path, clock: lakeclone.ManualClock
+) -> None:
+    staged(lake, files)
+    copy = "COPY INTO sales FROM @st FILES = ('2024-02.csv')"
+    assert set(copy_rows(lake, copy)) == {"2024-02.csv"}
+    clock.advance(days=63)
+    assert lake.sql(copy).collect()[0].status == "Copy executed with 0 files processed."
+    clock.advance(days=2)
+    assert set(copy_rows(lake, copy)) == {"2024-02.csv"}
+    # A clone has no load history of its own (Snowflake's rule): the file loads into it.
+    lake.sql("CREATE TABLE sales_dev CLONE sales")
+    assert set(copy_rows(lake, copy.replace("sales", "sales_dev"))) == {"2024-02.csv"}
+
+
+def test_streams_see_a_load_as_inserts_and_a_transaction_keeps_or_forgets_it(lake: lakeclone.Lake, files: Path) -> None:
+    staged(lake, files)
+    lake.sql("CREATE STREAM changes ON TABLE sales")
+    copy = "COPY INTO sales FROM @st FILES = ('2024-01.csv')"
+    lake.sql(f"BEGIN; {copy}; ROLLBACK")
+    assert lake.sql("SELECT COUNT(*) AS n FROM sales").collect()[0][0] == 0
+    lake.sql(f"BEGIN; {copy}")
+    assert lake.sql(copy).collect()[0].status == "Copy executed with 0 files processed."  # its own load, pending
+    lake.sql("COMMIT")
+    assert lake.sql(copy).collect()[0].status == "Copy executed with 0 files processed."
+    assert rows(lake, "SELECT id, METADATA$ACTION, METADATA$ISUPDATE FROM changes") == [
+        (1, "INSERT", False),
+        (2, "INSERT", False),
+    ]
+
+
+def test_a_statement_that_fails_after_its_commit_keeps_the_files_loaded(lake: lakeclone.Lake, files: Path) -> None:
+    staged(lake, files)
+
+    def fail(execution: object, table: object) -> None:
+        raise RuntimeError("after the commit")
+
+    registry.AFTER_DML.insert(0, fail)
+    try:
+        with pytest.raises(lakeclone.LakecloneError):
+            lake.sql("COPY INTO sales FROM @st FILES = ('2024-02.csv')")
+    finally:
+        registry.AFTER_DML.remove(fail)
+    assert lake.sql("SELECT COUNT(*) AS n FROM sales").collect()[0][0] == 1  # Delta's commit stands
+    assert lake.sql("COPY INTO sales FROM @st FILES = ('2024-02.csv')").collect()[0].status == (
+        "Copy executed with 0 files processed."
+    )
+
+
+def test_copy_needs_insert_on_the_table_and_usage_on_the_stage(lake: lakeclone.Lake, files: Path) -> None:
+    staged(lake, files)
+    lake.sql(
+        "CREATE ROLE loader; CREATE USER ann; GRANT ROLE loader TO USER ann;"
+        "GRANT USAGE ON DATABASE lake TO ROLE loader; GRANT USAGE ON SCHEMA lake.public TO ROLE loader;"
+        "GRANT INSERT ON TABLE sales TO ROLE loader"
+    )
+    ann = session_of(lake, "ann", "loader")
+    copy = "COPY INTO sales FROM @st FILES = ('2024-02.csv')"
+    with pytest.raises(lakeclone.LakecloneError, match=re.escape("Stage 'LAKE.PUBLIC.ST' does not exist or not authorized")):
+        ann.sql(copy)
+    with pytest.raises(lakeclone.LakecloneError, match=re.escape("Insufficient privileges to operate on account 'ACCOUNT'")):
+        ann.sql(f"COPY INTO sales FROM '{uri(files)}'")
+    with pytest.raises(lakeclone.LakecloneError, match=re.escape("Insufficient privileges to operate on schema 'LAKE.PUBLIC'")):
+        ann.sql(f"CREATE STAGE mine URL = '{uri(files)}'")
+    lake.sql("GRANT USAGE ON STAGE st TO ROLE loader")
+    assert set(copy_rows(ann, copy)) == {"2024-02.csv"}
+    assert [r.name for r in ann.sql("SHOW STAGES").collect()] == ["ST"]
+    lake.sql("REVOKE INSERT ON TABLE sales FROM ROLE loader; GRANT SELECT ON TABLE sales TO ROLE loader")
+    with pytest.raises(
+        lakeclone.LakecloneError, match=re.escape("Insufficient privileges to operate on table 'LAKE.PUBLIC.SALES'")
+    ):
+        ann.sql(copy + " FORCE = TRUE")
