@@ -22,7 +22,7 @@ from lakeclone.errors import SqlCompilationError
 from lakeclone.loading.formats import FileFormat
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import DataType, StructField, StructType
 
     from lakeclone.storage import Storage
@@ -32,6 +32,8 @@ ERROR = "__lakeclone_error"
 ROW = "__lakeclone_row"
 _BLANK = "__lakeclone_blank"
 _CORRUPT = "__lakeclone_corrupt"
+_PARSED = "__lakeclone_parsed"
+_NUMBER = "__lakeclone_file_number"
 
 # Characters Spark reads as a glob pattern in a path it is given.
 _GLOB = frozenset("{}[]*?\\")
@@ -111,7 +113,7 @@ class Reading:
 
         frame = self.frame
         if without_files:
-            frame = frame.where(~F.col(FILE).isin([self.paths[uri] for uri in without_files]))
+            frame = frame.where(f"{FILE} NOT IN ({', '.join(_literal(self.paths[uri]) for uri in without_files)})")
         uris = [uri for uri in self.paths if uri not in without_files]
         if len(uris) > OBSERVED_FILES:
             frame = frame.persist(StorageLevel.MEMORY_AND_DISK)
@@ -125,21 +127,21 @@ class Reading:
             observed = None
         else:
             observation = Observation("lakeclone_copy")
-            metrics = [F.lit(0).alias("none")]
-            for index, uri in enumerate(uris):
-                here = F.col(FILE) == self.paths[uri]
+            # Each row's file as a number, looked up once, so that counting it per file compares numbers.
+            numbers = ", ".join(f"{_literal(self.paths[uri])}, {index}" for index, uri in enumerate(uris))
+            frame = frame.withColumn(_NUMBER, F.expr(f"element_at(map({numbers}), {FILE})"))
+            metrics = [F.expr("0 AS none")]
+            for index in range(len(uris)):
                 metrics += [
-                    F.count_if(here & ~F.col(_BLANK)).alias(f"rows_{index}"),
-                    F.count_if(here & F.col(ERROR).isNotNull()).alias(f"errors_{index}"),
+                    F.expr(f"count_if({_NUMBER} = {index} AND NOT {_BLANK}) AS rows_{index}"),
+                    F.expr(f"count_if({_NUMBER} = {index} AND {ERROR} IS NOT NULL) AS errors_{index}"),
                 ]
             frame = frame.observe(observation, *metrics)
             observed = observation
-        if abort:
-            fails = F.raise_error(F.concat(F.lit(ABORTED), F.col(ERROR)["message"]))
-            frame = frame.where(F.when(F.col(ERROR).isNotNull(), fails).otherwise(F.lit(True)))
-        else:
-            frame = frame.where(F.col(ERROR).isNull())
-        rows = frame.where(~F.col(_BLANK)).select(*[F.col(f"`{field.name}`") for field in self._schema.fields])
+        # Under ABORT_STATEMENT the first bad row fails the write, so that nothing is committed.
+        keep = f"CASE WHEN {ERROR} IS NULL THEN true ELSE raise_error(concat({_literal(ABORTED)}, {ERROR}.message)) END"
+        condition = keep if abort else f"{ERROR} IS NULL"
+        rows = frame.where(f"{condition} AND NOT {_BLANK}").selectExpr(*[f"`{field.name}`" for field in self._schema.fields])
 
         def counts() -> dict[str, tuple[int, int]]:
             if observed is None:
@@ -209,7 +211,6 @@ def _read(spark: SparkSession, paths: list[str], file_format: FileFormat, schema
 
 
 def _csv(spark: SparkSession, uris: list[str], file_format: FileFormat, schema: StructType, table: str) -> DataFrame:
-    from pyspark.sql import functions as F
     from pyspark.sql.types import StringType, StructField, StructType
 
     count = len(schema.fields)
@@ -231,126 +232,119 @@ def _csv(spark: SparkSession, uris: list[str], file_format: FileFormat, schema: 
     )
     if not file_format.empty_field_as_null:
         reader = reader.option("nullValue", "\u0000\u0001")
-    source = reader.load(uris).select("*", F.col("_metadata.file_path").alias(FILE), F.lit(False).alias(_BLANK))
-    values = [_nulled(F.col(name), file_format) for name in raw]
+    source = reader.load(uris).selectExpr("*", f"_metadata.file_path AS {FILE}", f"false AS {_BLANK}")
+    values = [_nulled(f"`{name}`", file_format) for name in raw]
     # Where each field starts in its line, if no field before it is enclosed in quotes.
-    starts: list[Column] = []
-    offset: Column = F.lit(1)
-    for i, name in enumerate(raw):
-        starts.append(offset)
-        offset = offset + F.coalesce(F.length(F.col(name)), F.lit(0)) + (1 if i < count else 0)
-    fields = F.size(F.split(F.col(_CORRUPT), _regex_literal(file_format.field_delimiter)))
-    mismatch = F.struct(
-        F.format_string(
-            "Number of columns in file (%d) does not match that of the corresponding table (%d), "
-            "use file format option error_on_column_count_mismatch=false to ignore this error",
-            fields,
-            F.lit(count),
-        ).alias("message"),
-        F.lit(1).alias("character"),
-        F.lit(None).cast("string").alias("column"),
-    )
-    malformed = (
-        F.when(F.col(_CORRUPT).isNotNull() & (fields != count), mismatch) if file_format.error_on_column_count_mismatch else None
-    )
+    starts = [" + ".join(["1", *[f"coalesce(length(`{name}`), 0) + 1" for name in raw[:i]]]) for i in range(count)]
+    malformed = None
+    if file_format.error_on_column_count_mismatch:
+        fields = f"size(split(`{_CORRUPT}`, {_literal(_regex_literal(file_format.field_delimiter))}))"
+        message = (
+            f"format_string('Number of columns in file (%d) does not match that of the corresponding table (%d), "
+            f"use file format option error_on_column_count_mismatch=false to ignore this error', {fields}, {count})"
+        )
+        malformed = f"CASE WHEN `{_CORRUPT}` IS NOT NULL AND {fields} != {count} THEN {_error(message, '1', None)} END"
     return _checked(source, values, starts, schema, table, malformed)
 
 
 def _json(spark: SparkSession, uris: list[str], file_format: FileFormat, schema: StructType, table: str) -> DataFrame:
-    from pyspark.sql import functions as F
-
-    lines = spark.read.format("text").load(uris).select("value", F.col("_metadata.file_path").alias(FILE))
-    parsed = F.from_json(F.col("value"), "map<string,string>")
-    lowered = F.transform_keys(parsed, lambda key, _: F.lower(key))
-    values = [_nulled(F.try_element_at(lowered, F.lit(field.name.lower())), file_format) for field in schema.fields]
-    starts = [F.lit(1) for _ in schema.fields]
-    blank = F.trim(F.col("value")) == ""
-    bad = F.struct(
-        F.concat(F.lit("Error parsing JSON: "), F.substring(F.col("value"), 1, 80)).alias("message"),
-        F.lit(1).alias("character"),
-        F.lit(None).cast("string").alias("column"),
+    # The object's keys in lower case: columns match keys whatever their case.
+    parsed = "transform_keys(from_json(value, 'map<string,string>'), (k, v) -> lower(k))"
+    lines = (
+        spark.read.format("text")
+        .load(uris)
+        .selectExpr("value", f"_metadata.file_path AS {FILE}", f"trim(value) = '' AS {_BLANK}", f"{parsed} AS {_PARSED}")
     )
+    values = [_nulled(f"try_element_at({_PARSED}, {_literal(field.name.lower())})", file_format) for field in schema.fields]
+    bad = _error("concat('Error parsing JSON: ', substring(value, 1, 80))", "1", None)
     # Blank lines are numbered with the others, for line numbers, but are no rows.
-    return _checked(lines.withColumn(_BLANK, blank), values, starts, schema, table, F.when(~blank & parsed.isNull(), bad))
+    malformed = f"CASE WHEN NOT {_BLANK} AND {_PARSED} IS NULL THEN {bad} END"
+    return _checked(lines, values, ["1" for _ in schema.fields], schema, table, malformed)
 
 
 def _parquet(spark: SparkSession, uris: list[str], file_format: FileFormat, schema: StructType, table: str) -> DataFrame:
-    from pyspark.sql import functions as F
-
     source = spark.read.format("parquet").option("mergeSchema", "true").load(uris)
     columns = {name.lower(): name for name in source.columns}
-    source = source.select("*", F.col("_metadata.file_path").alias(FILE), F.lit(False).alias(_BLANK))
+    types = {name: source.schema[name].dataType for name in source.columns}
+    source = source.selectExpr("*", f"_metadata.file_path AS {FILE}", f"false AS {_BLANK}")
     values = []
     for field in schema.fields:
         name = columns.get(field.name.lower())
-        column = F.col(f"`{name}`") if name is not None else F.lit(None)
-        values.append(column if name is not None and source.schema[name].dataType == field.dataType else column.cast("string"))
-    return _checked(source, values, [F.lit(1) for _ in schema.fields], schema, table, None)
+        if name is None:
+            values.append("CAST(NULL AS STRING)")
+        else:
+            values.append(f"`{name}`" if types[name] == field.dataType else f"CAST(`{name}` AS STRING)")
+    return _checked(source, values, ["1" for _ in schema.fields], schema, table, None)
 
 
-def _nulled(value: Column, file_format: FileFormat) -> Column:
-    from pyspark.sql import functions as F
-
+def _nulled(value: str, file_format: FileFormat) -> str:
     if not file_format.null_if:
         return value
-    return F.when(value.isin(list(file_format.null_if)), F.lit(None)).otherwise(value)
+    return f"CASE WHEN {value} IN ({', '.join(map(_literal, file_format.null_if))}) THEN NULL ELSE {value} END"
 
 
 def _checked(
-    source: DataFrame,
-    values: Sequence[Column],
-    starts: Sequence[Column],
-    schema: StructType,
-    table: str,
-    malformed: Column | None,
+    source: DataFrame, values: Sequence[str], starts: Sequence[str], schema: StructType, table: str, malformed: str | None
 ) -> DataFrame:
-    """The table's columns converted from ``values``, with each row's first error (None when it fits) and its number."""
-    from pyspark.sql import functions as F
+    """The table's columns converted from ``values`` (SQL over ``source``), with each row's first error (None when it fits).
 
+    Built as SQL text, so that the whole projection is one call into the JVM.
+    """
     converted = [_converted(value, field) for value, field in zip(values, schema.fields, strict=True)]
     errors = [] if malformed is None else [malformed]
     for position, (value, typed, start, field) in enumerate(zip(values, converted, starts, schema.fields, strict=True), 1):
-        column = f'"{table}"["{field.name}":{position}]'
         message = _failed(value, typed, field)
-        errors.append(
-            F.when(
-                message.isNotNull(),
-                F.struct(message.alias("message"), start.alias("character"), F.lit(column).alias("column")),
-            )
-        )
-    return source.select(
-        *[typed.alias(field.name) for typed, field in zip(converted, schema.fields, strict=True)],
-        F.col(_BLANK),
-        F.col(FILE),
-        F.coalesce(*errors).alias(ERROR) if errors else F.lit(None).alias(ERROR),
+        if message is not None:
+            column = _literal(f'"{table}"["{field.name}":{position}]')
+            errors.append(f"CASE WHEN ({message}) IS NOT NULL THEN {_error(message, start, column)} END")
+    first_error = f"coalesce({', '.join(errors)})" if len(errors) > 1 else errors[0] if errors else f"CAST(NULL AS {_ERROR_TYPE})"
+    return source.selectExpr(
+        *[f"{typed} AS `{field.name}`" for typed, field in zip(converted, schema.fields, strict=True)],
+        _BLANK,
+        FILE,
+        f"{first_error} AS {ERROR}",
     )
 
 
-def _converted(value: Column, field: StructField) -> Column:
-    from pyspark.sql import functions as F
+_ERROR_TYPE = "STRUCT<message: STRING, character: INT, column: STRING>"
+
+
+def _error(message: str, character: str, column: str | None) -> str:
+    return (
+        f"named_struct('message', {message}, 'character', CAST({character} AS INT), 'column', {column or 'CAST(NULL AS STRING)'})"
+    )
+
+
+def _converted(value: str, field: StructField) -> str:
     from pyspark.sql.types import StringType, VariantType
 
     kind = field.dataType
     if isinstance(kind, VariantType):
-        return F.try_parse_json(value)
+        return f"try_parse_json({value})"
     if isinstance(kind, StringType):
         return value
-    return value.try_cast(kind)
+    return f"try_cast({value} AS {kind.simpleString()})"
 
 
-def _failed(value: Column, typed: Column, field: StructField) -> Column:
-    """Snowflake's message for a value its column cannot take; None when it can."""
-    from pyspark.sql import functions as F
-
-    limit = _length_limit(field)
-    checks = F.when(value.isNotNull() & typed.isNull(), F.format_string(_unrecognized(field.dataType), value))
-    if limit is not None:
-        checks = checks.when(
-            F.length(value) > limit, F.format_string(f"User character length limit ({limit}) exceeded by string '%s'", value)
+def _failed(value: str, typed: str, field: StructField) -> str | None:
+    """Snowflake's message for a value its column cannot take, as SQL (NULL when it can); None when every value fits."""
+    branches = []
+    if typed != value:
+        branches.append(
+            f"WHEN {value} IS NOT NULL AND {typed} IS NULL THEN format_string({_literal(_unrecognized(field.dataType))}, {value})"
         )
+    limit = _length_limit(field)
+    if limit is not None:
+        message = _literal(f"User character length limit ({limit}) exceeded by string '%s'")
+        branches.append(f"WHEN length({value}) > {limit} THEN format_string({message}, {value})")
     if not field.nullable:
-        checks = checks.when(value.isNull(), F.lit("NULL result in a non-nullable column"))
-    return checks
+        branches.append(f"WHEN {value} IS NULL THEN 'NULL result in a non-nullable column'")
+    return f"CASE {' '.join(branches)} END" if branches else None
+
+
+def _literal(text: str) -> str:
+    """A Spark SQL string literal."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def _unrecognized(kind: DataType) -> str:
