@@ -56,6 +56,7 @@ _CATALOG_TABLES = (
     "future_grants",
     "ownership",
     "stages",
+    "file_formats",
     "loaded_files",
 )
 
@@ -210,6 +211,11 @@ MATRIX = [
         _exists("SHOW STAGES", "STG2"),
     ),
     Case("DROP STAGE stg", (*USAGE, "OWNERSHIP ON STAGE STG")),
+    Case(
+        "CREATE FILE FORMAT ff TYPE = CSV",
+        (*USAGE, "CREATE FILE FORMAT ON SCHEMA LAKE.PUBLIC"),
+        _exists("SHOW FILE FORMATS", "FF"),
+    ),
     Case("DESCRIBE DETAIL t", (*USAGE, "SELECT ON TABLE T")),
     Case("USE SCHEMA LAKE.PUBLIC", ("USAGE ON DATABASE LAKE", "USAGE ON SCHEMA LAKE.PUBLIC")),
     # Queries: time travel and the change clause on every path.
@@ -543,6 +549,7 @@ def test_migration_gives_existing_objects_to_accountadmin(lake: lakeclone.Lake) 
         db.execute("ALTER TABLE queries DROP COLUMN query_tag")
         for table in (
             "loaded_files",
+            "file_formats",
             "stages",
             "pending_folders",
             "tag_policies",

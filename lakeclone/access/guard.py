@@ -114,6 +114,7 @@ def relation(tables: Tables, table: exp.Table, kinds: tuple[str, ...] = ("TABLE"
         "STREAM": catalog.stream,
         "SEQUENCE": catalog.sequence,
         "STAGE": catalog.stage,
+        "FILE FORMAT": catalog.file_format,
         **{kind.value: functools.partial(_policy, catalog, kind) for kind in PolicyKind},
     }
     for kind in kinds:
@@ -251,7 +252,7 @@ class Guard:
         if need.denied_on is not None:
             raise InsufficientPrivilegesError(need.denied_on.kind, need.denied_on.name)
         if not seen:
-            raise ObjectNotFoundError(target.name, "Stage" if target.kind == "STAGE" else "Object")
+            raise ObjectNotFoundError(target.name, _NOT_FOUND_AS.get(target.kind, "Object"))
         raise InsufficientPrivilegesError(target.kind, target.name)
 
     def owns(self, catalog: Catalog, roles: set[str], securable: Securable) -> bool:
@@ -281,6 +282,9 @@ class Guard:
         )
 
 
+# How Snowflake names a kind of object the role cannot see, where not "Object".
+_NOT_FOUND_AS = {"STAGE": "Stage", "FILE FORMAT": "File format"}
+
 # What each SHOW lists: the kind of object, and the columns that name it.
 _QUALIFIED = ("database_name", "schema_name", "name")
 SHOWN: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -291,6 +295,7 @@ SHOWN: dict[str, tuple[str, tuple[str, ...]]] = {
     "STREAMS": ("STREAM", _QUALIFIED),
     "SEQUENCES": ("SEQUENCE", _QUALIFIED),
     "STAGES": ("STAGE", _QUALIFIED),
+    "FILE FORMATS": ("FILE FORMAT", _QUALIFIED),
     "PRIMARY KEYS": ("TABLE", ("database_name", "schema_name", "table_name")),
     "IMPORTED KEYS": ("TABLE", ("fk_database_name", "fk_schema_name", "fk_table_name")),
     # A channel is listed to the roles that see its table.
@@ -308,6 +313,8 @@ def _objects(catalog: Catalog, kind: str, schema: SchemaEntry) -> list[tuple[str
         return [(s.id, s.name) for s in catalog.streams(schema)]
     if kind == "STAGE":
         return [(s.id, s.name) for s in catalog.stages(schema)]
+    if kind == "FILE FORMAT":
+        return [(f.id, f.name) for f in catalog.file_formats(schema)]
     return [(s.id, s.name) for s in catalog.sequences(schema)]
 
 
@@ -351,7 +358,9 @@ def _needs(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
         yield Need(target, (Privilege.SELECT,)) if target else None
     elif isinstance(expression, exp.Describe):
         kind = str(expression.args.get("kind") or "TABLE").upper()
-        target = relation(tables, expression.this, (kind,) if kind in ("VIEW", "STREAM", "STAGE") else ("TABLE", "VIEW"))
+        target = relation(
+            tables, expression.this, (kind,) if kind in ("VIEW", "STREAM", "STAGE", "FILE FORMAT") else ("TABLE", "VIEW")
+        )
         yield Need(target, ()) if target else None
     elif isinstance(expression, exp.Copy):
         yield from _copy(tables, expression)
@@ -501,6 +510,25 @@ def _copy(tables: Tables, expression: exp.Copy) -> Iterator[Need | None]:
             yield from _stage_usage(tables, node.name)
         else:
             yield Need(ACCOUNT_SECURABLE, (Privilege.CREATE_EXTERNAL_TABLE,))
+    yield from _named_formats(tables, expression)
+
+
+def _named_formats(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
+    """USAGE on each file format a ``FORMAT_NAME = …`` names."""
+    for prop in expression.find_all(exp.Property):
+        if prop.this is None or prop.name.upper() != "FORMAT_NAME":
+            continue
+        value = prop.args.get("value")
+        if isinstance(value, exp.Table):
+            reference = value
+        elif isinstance(value, exp.Literal) and value.is_string:
+            reference = table_reference(value.name)
+        elif value is not None:
+            reference = table_reference(value.sql(dialect="snowflake"))
+        else:
+            continue
+        named = relation(tables, reference, ("FILE FORMAT",))
+        yield Need(named, (Privilege.USAGE,)) if named else None
 
 
 def _stage_usage(tables: Tables, reference: str) -> Iterator[Need | None]:
@@ -567,6 +595,7 @@ _CREATE_PRIVILEGE = {
     "VIEW": Privilege.CREATE_VIEW,
     "SEQUENCE": Privilege.CREATE_SEQUENCE,
     "STAGE": Privilege.CREATE_STAGE,
+    "FILE FORMAT": Privilege.CREATE_FILE_FORMAT,
 }
 
 
@@ -585,6 +614,8 @@ def _create(tables: Tables, expression: exp.Create) -> Iterator[Need | None]:
         if (kind == "TABLE" and expression.find(exp.LocationProperty) is not None) or kind == "STAGE":
             # A table's LOCATION and a stage's URL reach files outside the warehouse.
             yield Need(ACCOUNT_SECURABLE, (Privilege.CREATE_EXTERNAL_TABLE,))
+        if kind == "STAGE":
+            yield from _named_formats(tables, expression)
         if kind == "TABLE":
             yield from _nextval_defaults(tables, expression)
         if clone is not None:
@@ -663,7 +694,7 @@ def _owned(tables: Tables, target: exp.Table, kind: str, *, modify: bool = False
         securable = database_securable(catalog, database_name(target))
     elif kind == "SCHEMA":
         securable = named_schema(catalog, *schema_name(target, database=tables.scope.database))
-    elif kind in ("TABLE", "VIEW", "STREAM", "SEQUENCE", "STAGE"):
+    elif kind in ("TABLE", "VIEW", "STREAM", "SEQUENCE", "STAGE", "FILE FORMAT"):
         securable = relation(tables, target, (kind,))
     else:
         securable = None

@@ -37,7 +37,7 @@ def record_created(execution: Execution) -> None:
     catalog = execution.catalog
     role = execution.session.role
     clone = expression.args.get("clone")
-    if kind in ("TABLE", "VIEW", "SEQUENCE", "STAGE"):
+    if kind in ("TABLE", "VIEW", "SEQUENCE", "STAGE", "FILE FORMAT"):
         created = _own(execution, target, kind)
         if created is not None and kind == "TABLE" and clone is not None and expression.find(exp.CopyGrantsProperty):
             source = relation(execution.tables, clone.this, ("TABLE",))

@@ -20,6 +20,7 @@ class Privilege(str, Enum):
     CREATE_STREAM = "CREATE STREAM"
     CREATE_SEQUENCE = "CREATE SEQUENCE"
     CREATE_STAGE = "CREATE STAGE"
+    CREATE_FILE_FORMAT = "CREATE FILE FORMAT"
     CREATE_SCHEMA = "CREATE SCHEMA"
     CREATE_DATABASE = "CREATE DATABASE"
     CREATE_EXTERNAL_TABLE = "CREATE EXTERNAL TABLE"
@@ -61,6 +62,7 @@ APPLICABLE: dict[str, frozenset[Privilege]] = {
             Privilege.CREATE_STREAM,
             Privilege.CREATE_SEQUENCE,
             Privilege.CREATE_STAGE,
+            Privilege.CREATE_FILE_FORMAT,
             Privilege.CREATE_MASKING_POLICY,
             Privilege.CREATE_ROW_ACCESS_POLICY,
             Privilege.CREATE_TAG,
@@ -81,6 +83,7 @@ APPLICABLE: dict[str, frozenset[Privilege]] = {
     "STREAM": frozenset({Privilege.SELECT}),
     "SEQUENCE": frozenset({Privilege.USAGE}),
     "STAGE": frozenset({Privilege.USAGE}),
+    "FILE FORMAT": frozenset({Privilege.USAGE}),
     "MASKING POLICY": frozenset({Privilege.APPLY}),
     "ROW ACCESS POLICY": frozenset({Privilege.APPLY}),
     "TAG": frozenset({Privilege.APPLY}),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from sqlglot import exp
 
@@ -19,7 +19,7 @@ from lakeclone.access.guard import (
 from lakeclone.access.privileges import APPLICABLE, Privilege, privilege
 from lakeclone.catalog.access import ACCOUNTADMIN, PUBLIC, FutureGrant, Grant
 from lakeclone.catalog.names import database_name, schema_name
-from lakeclone.catalog.policies import PolicyEntry, PolicyKind
+from lakeclone.catalog.policies import PolicyKind
 from lakeclone.dialect.expressions import CreatePrincipal, DropPrincipal, GrantPrivileges, GrantRole, ShowGrants
 from lakeclone.engine import registry, results
 from lakeclone.errors import InsufficientPrivilegesError, ObjectExistsError, ObjectNotFoundError, SqlCompilationError
@@ -29,8 +29,7 @@ if TYPE_CHECKING:
 
     from pyspark.sql import DataFrame
 
-    from lakeclone.catalog.entries import SequenceEntry, StreamEntry, TableEntry, ViewEntry
-    from lakeclone.catalog.stages import StageEntry
+    from lakeclone.catalog.entries import StreamEntry, TableEntry, ViewEntry
     from lakeclone.engine.executor import Execution
 
 GRANTS_SCHEMA = (
@@ -331,6 +330,19 @@ def show_grants(execution: Execution) -> DataFrame:
     return results.rows(execution.spark, GRANTS_SCHEMA, data)
 
 
+class _Named(Protocol):
+    """A schema object's entry: every kind's names it the same way."""
+
+    @property
+    def database(self) -> str: ...
+
+    @property
+    def schema(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+
 def _object_name(execution: Execution, kind: str, object_id: str) -> str:
     catalog = execution.catalog
     if kind == "ACCOUNT":
@@ -341,14 +353,13 @@ def _object_name(execution: Execution, kind: str, object_id: str) -> str:
     if kind == "SCHEMA":
         schema = catalog.schema_by_id(object_id)
         return schema.qualified if schema else object_id
-    lookups: dict[
-        str, Callable[[str], TableEntry | ViewEntry | StreamEntry | SequenceEntry | StageEntry | PolicyEntry | None]
-    ] = {
+    lookups: dict[str, Callable[[str], _Named | None]] = {
         "TABLE": catalog.table_by_id,
         "VIEW": catalog.view_by_id,
         "STREAM": catalog.stream_by_id,
         "SEQUENCE": catalog.sequence_by_id,
         "STAGE": catalog.stage_by_id,
+        "FILE FORMAT": catalog.file_format_by_id,
         **{policy_kind.value: catalog.policy_by_id for policy_kind in PolicyKind},
     }
     entry2 = lookups[kind](object_id)

@@ -401,6 +401,7 @@ ALTER TABLE queries ADD COLUMN query_tag TEXT NOT NULL DEFAULT ''
 
 # - stages: named external locations COPY INTO loads files from, with the
 #   file format options a COPY takes by default (JSON); a namespace of their own per schema.
+# - file_formats: named file formats (their options, JSON), in a namespace of their own per schema.
 # - loaded_files: COPY INTO's load history, per table and file: the file's
 #   checksum, when it was loaded and how many rows. A row is pending from
 #   before the load's Delta commit until its statement (or transaction)
@@ -418,6 +419,16 @@ CREATE TABLE stages (
     dropped_at TEXT
 );
 CREATE UNIQUE INDEX stages_live_name ON stages(schema_id, name) WHERE dropped_at IS NULL;
+CREATE TABLE file_formats (
+    id TEXT PRIMARY KEY,
+    schema_id TEXT NOT NULL REFERENCES schemas(id),
+    name TEXT NOT NULL,
+    options TEXT NOT NULL,
+    comment TEXT NOT NULL DEFAULT '',
+    created_at TEXT NOT NULL,
+    dropped_at TEXT
+);
+CREATE UNIQUE INDEX file_formats_live_name ON file_formats(schema_id, name) WHERE dropped_at IS NULL;
 CREATE TABLE loaded_files (
     table_id TEXT NOT NULL,
     uri TEXT NOT NULL,

@@ -1,4 +1,4 @@
-"""Stages (named external locations files are loaded from) and the load history COPY INTO keeps per table."""
+"""Stages (named external locations files are loaded from), named file formats, and the load history COPY INTO keeps per table."""
 
 from __future__ import annotations
 
@@ -34,6 +34,25 @@ class StageEntry:
 
 
 @dataclass(frozen=True)
+class FileFormatEntry:
+    """A named file format's catalog row: its options, as :class:`lakeclone.loading.formats.FileFormat` writes them."""
+
+    id: str
+    schema_id: str
+    database: str
+    schema: str
+    name: str
+    options: Mapping[str, str]
+    comment: str
+    created_at: dt.datetime
+    dropped_at: dt.datetime | None
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.database}.{self.schema}.{self.name}"
+
+
+@dataclass(frozen=True)
 class LoadedFile:
     """A file a COPY INTO loaded into a table (or is loading: ``pending`` until its statement finishes).
 
@@ -57,6 +76,7 @@ _STAGE_SELECT = (
     "JOIN schemas s ON g.schema_id = s.id JOIN databases d ON s.database_id = d.id"
 )
 _LIVE = " AND g.dropped_at IS NULL AND s.dropped_at IS NULL AND d.dropped_at IS NULL"
+_FORMAT_SELECT = _STAGE_SELECT.replace("FROM stages g", "FROM file_formats g")
 
 
 class StageStore(CatalogConnection):
@@ -93,6 +113,38 @@ class StageStore(CatalogConnection):
 
     def drop_stage(self, stage: StageEntry, now: dt.datetime) -> None:
         self._mark_dropped("stages", stage.id, now)
+
+    def file_format(self, database: str, schema: str, name: str) -> FileFormatEntry | None:
+        row = self._db.execute(
+            _FORMAT_SELECT + " WHERE d.name = ? AND s.name = ? AND g.name = ?" + _LIVE, (database, schema, name)
+        ).fetchone()
+        return _file_format(row) if row else None
+
+    def file_format_by_id(self, format_id: str) -> FileFormatEntry | None:
+        """A named file format by identity, live or dropped."""
+        row = self._db.execute(_FORMAT_SELECT + " WHERE g.id = ?", (format_id,)).fetchone()
+        return _file_format(row) if row else None
+
+    def file_formats(self, schema: SchemaEntry) -> list[FileFormatEntry]:
+        rows = self._db.execute(
+            _FORMAT_SELECT + " WHERE s.id = ? AND g.dropped_at IS NULL ORDER BY g.name", (schema.id,)
+        ).fetchall()
+        return [_file_format(r) for r in rows]
+
+    def create_file_format(
+        self, schema: SchemaEntry, name: str, *, options: Mapping[str, str], comment: str, now: dt.datetime
+    ) -> FileFormatEntry:
+        entry = FileFormatEntry(
+            uuid.uuid4().hex, schema.id, schema.database, schema.name, name, dict(options), comment, now, None
+        )
+        self._db.execute(
+            "INSERT INTO file_formats (id, schema_id, name, options, comment, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (entry.id, schema.id, name, json.dumps(entry.options), comment, timestamp_text(now)),
+        )
+        return entry
+
+    def drop_file_format(self, entry: FileFormatEntry, now: dt.datetime) -> None:
+        self._mark_dropped("file_formats", entry.id, now)
 
     def loaded_files(self, table_id: str, uris: Iterable[str], since: dt.datetime) -> list[LoadedFile]:
         """What the load history holds for these files of a table: loads since ``since``, and pending ones."""
@@ -166,6 +218,20 @@ def _stage(row: sqlite3.Row) -> StageEntry:
         row["name"],
         row["url"],
         json.loads(row["file_format"]),
+        row["comment"],
+        parse_timestamp(row["created_at"]),
+        optional_timestamp(row["dropped_at"]),
+    )
+
+
+def _file_format(row: sqlite3.Row) -> FileFormatEntry:
+    return FileFormatEntry(
+        row["id"],
+        row["schema_id"],
+        row["database_name"],
+        row["schema_name"],
+        row["name"],
+        json.loads(row["options"]),
         row["comment"],
         parse_timestamp(row["created_at"]),
         optional_timestamp(row["dropped_at"]),

@@ -37,7 +37,7 @@ from lakeclone.catalog.parameters import ParameterStore
 from lakeclone.catalog.policies import PolicyStore
 from lakeclone.catalog.queries import QueryStore
 from lakeclone.catalog.sequences import SequenceStore
-from lakeclone.catalog.stages import LoadedFile, StageEntry, StageStore
+from lakeclone.catalog.stages import FileFormatEntry, LoadedFile, StageEntry, StageStore
 from lakeclone.catalog.streams import StreamStore
 from lakeclone.catalog.transactions import TransactionStore
 from lakeclone.catalog.views import ViewStore
@@ -53,6 +53,7 @@ __all__ = [
     "ConstraintEntry",
     "ConstraintKind",
     "DatabaseEntry",
+    "FileFormatEntry",
     "LoadedFile",
     "ObjectKind",
     "PendingFolder",

@@ -3,7 +3,7 @@
 Snowflake's rules, on Delta:
 
 - The files are listed (``FILES``, ``PATTERN``), read with the stage's file
-  format overridden by the COPY's, and every value is checked against the
+  format (or the COPY's, which replaces it), and every value is checked against the
   table (:mod:`lakeclone.loading.read`). ``ON_ERROR`` decides what a bad row
   costs: the statement (``ABORT_STATEMENT``, the default), its file
   (``SKIP_FILE``) or itself (``CONTINUE``).
@@ -24,6 +24,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -38,7 +39,7 @@ from lakeclone.engine.objects import external_location, value_of
 from lakeclone.engine.schema import conform
 from lakeclone.errors import ExecutionError, InternalError, LakecloneError, SqlCompilationError
 from lakeclone.loading import formats, read
-from lakeclone.loading.stages import Location, compile_pattern, stage_location
+from lakeclone.loading.stages import Location, compile_pattern, named_format, stage_location
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from lakeclone.catalog.store import Catalog, TableEntry
     from lakeclone.engine.context import OpenTransaction
     from lakeclone.engine.executor import Execution, Executor
+    from lakeclone.storage import Storage
 
 LOG = logging.getLogger(__name__)
 
@@ -54,6 +56,9 @@ LOAD_HISTORY_DAYS = 64
 """How long a COPY remembers that it loaded a file into a table (Snowflake's load metadata)."""
 
 ON_ERROR = ("ABORT_STATEMENT", "CONTINUE", "SKIP_FILE")
+
+# Files whose checksums are computed at once.
+CHECKSUM_THREADS = 4
 
 RESULT_SCHEMA = (
     "file STRING, status STRING, rows_parsed BIGINT, rows_loaded BIGINT, error_limit BIGINT, errors_seen BIGINT, "
@@ -105,7 +110,7 @@ def copy_into(execution: Execution) -> DataFrame:
     schema = tables.log(entry).schema(tables.current_version(entry))
     storage = execution.storage
     candidates = _listed(execution, options)
-    checksums = {uri: storage.md5(uri) for uri in candidates}
+    checksums = _checksums(storage, candidates)
     holder = _holder(execution)
     to_load = _claim(execution, entry, checksums, holder, force=options.force)
     if not to_load:
@@ -156,7 +161,9 @@ def copy_options(execution: Execution, expression: exp.Copy) -> CopyOptions:
         force = _databricks_force(parameters.get("COPY_OPTIONS"))
     if "FILE_FORMAT" in parameters:
         # The statement's options replace the stage's, not combine with them (Snowflake's rule).
-        file_format = formats.from_properties(formats.FileFormat(), parameters["FILE_FORMAT"].expressions)
+        file_format = formats.from_properties(
+            formats.FileFormat(), parameters["FILE_FORMAT"].expressions, named=lambda name: named_format(execution, name)
+        )
     matching = parameters.get("MATCH_BY_COLUMN_NAME")
     if matching is not None and (value_of(matching.expression).upper() != "CASE_INSENSITIVE" or file_format.type == "CSV"):
         raise SqlCompilationError(
@@ -269,6 +276,12 @@ def _listed(execution: Execution, options: CopyOptions) -> list[str]:
     if options.pattern is not None:
         uris = [uri for uri in uris if options.pattern.fullmatch(location.relative(uri))]
     return sorted(dict.fromkeys(uris))
+
+
+def _checksums(storage: Storage, uris: list[str]) -> dict[str, str]:
+    """Each file's MD5, several files at a time (the JVM reads them; Python waits)."""
+    with ThreadPoolExecutor(CHECKSUM_THREADS) as pool:
+        return dict(zip(uris, pool.map(storage.md5, uris), strict=True))
 
 
 def _holder(execution: Execution) -> str:

@@ -8,7 +8,7 @@ documents is accepted: any other option is refused by name, never ignored.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 from sqlglot import exp
@@ -83,22 +83,43 @@ def stored(options: Mapping[str, str]) -> FileFormat:
     return _applied(FileFormat(), values)
 
 
-def from_properties(base: FileFormat, properties: list[exp.Expression]) -> FileFormat:
-    """``base`` with the options of a ``FILE_FORMAT = (…)`` (or a ``CREATE STAGE``'s) applied.
+def format_name(properties: list[exp.Expression]) -> exp.Expression | None:
+    """The value of ``FORMAT_NAME = …`` among a ``FILE_FORMAT = (…)``'s options, if it names a file format.
+
+    Raises:
+        SqlCompilationError: FORMAT_NAME beside other options (Snowflake takes one or the other).
+    """
+    named = [p for p in properties if isinstance(p, exp.Property) and p.this is not None and p.name.upper() == "FORMAT_NAME"]
+    if named and len(properties) > 1:
+        raise SqlCompilationError("FILE_FORMAT takes FORMAT_NAME or the options of a file format, not both.")
+    return named[0].args.get("value") if named else None
+
+
+def from_properties(
+    base: FileFormat, properties: list[exp.Expression], *, named: Callable[[exp.Expression], FileFormat] | None = None
+) -> FileFormat:
+    """``base`` with the options of a ``FILE_FORMAT = (…)`` (or a ``CREATE FILE FORMAT``'s) applied.
+
+    Args:
+        base: the format the options change.
+        properties: the options.
+        named: the file format ``FORMAT_NAME = …`` names, where one may be named.
 
     Raises:
         SqlCompilationError: an option lakeclone does not read, or a value it cannot take.
     """
+    reference = format_name(properties)
+    if reference is not None:
+        if named is None:
+            raise SqlCompilationError("FORMAT_NAME names a file format in a COPY or a stage's FILE_FORMAT only.")
+        return named(reference)
     values: dict[str, object] = {}
     for prop in properties:
+        if isinstance(prop, exp.SchemaCommentProperty):
+            continue  # CREATE FILE FORMAT's COMMENT, read by its statement
         if not isinstance(prop, exp.Property) or prop.this is None:
             raise SqlCompilationError(f"invalid file format option {prop.sql(dialect='snowflake')}")
         name = prop.name.upper()
-        if name == "FORMAT_NAME":
-            raise SqlCompilationError(
-                "Named file formats (FORMAT_NAME) are not supported by lakeclone yet; "
-                "give the options: FILE_FORMAT = (TYPE = CSV …)."
-            )
         values[name] = _value(name, prop.args.get("value"))
     return _applied(base, values)
 

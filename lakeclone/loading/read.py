@@ -15,7 +15,6 @@ Parquet by column name, case-insensitively (Snowflake's
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lakeclone.errors import SqlCompilationError
@@ -37,29 +36,6 @@ _NUMBER = "__lakeclone_file_number"
 
 # Characters Spark reads as a glob pattern in a path it is given.
 _GLOB = frozenset("{}[]*?\\")
-
-
-@dataclass(frozen=True)
-class FileCheck:
-    """What reading one file found.
-
-    Attributes:
-        uri: the file (qualified).
-        rows_parsed: its rows (records).
-        errors_seen: rows with an error.
-        first_error: the first such row's error, in Snowflake's words.
-        first_error_line: that row's line in the file (1-based, header included).
-        first_error_character: where the failing field starts in its line (1-based).
-        first_error_column_name: the failing column, as ``"TABLE"["COLUMN":n]``.
-    """
-
-    uri: str
-    rows_parsed: int
-    errors_seen: int
-    first_error: str | None = None
-    first_error_line: int | None = None
-    first_error_character: int | None = None
-    first_error_column_name: str | None = None
 
 
 # Marks the error a row fails the load with under ON_ERROR = ABORT_STATEMENT, to tell it from Spark's own.
@@ -132,10 +108,9 @@ class Reading:
             frame = frame.withColumn(_NUMBER, F.expr(f"element_at(map({numbers}), {FILE})"))
             metrics = [F.expr("0 AS none")]
             for index in range(len(uris)):
-                metrics += [
-                    F.expr(f"count_if({_NUMBER} = {index} AND NOT {_BLANK}) AS rows_{index}"),
-                    F.expr(f"count_if({_NUMBER} = {index} AND {ERROR} IS NOT NULL) AS errors_{index}"),
-                ]
+                metrics.append(F.expr(f"count_if({_NUMBER} = {index} AND NOT {_BLANK}) AS rows_{index}"))
+                if not abort:  # a load that aborts on the first bad row has none when it succeeds
+                    metrics.append(F.expr(f"count_if({_NUMBER} = {index} AND {ERROR} IS NOT NULL) AS errors_{index}"))
             frame = frame.observe(observation, *metrics)
             observed = observation
         # Under ABORT_STATEMENT the first bad row fails the write, so that nothing is committed.
@@ -147,7 +122,7 @@ class Reading:
             if observed is None:
                 return {uri: counted.get(self.paths[uri], (0, 0)) for uri in uris}
             values = observed.get
-            return {uri: (int(values[f"rows_{i}"]), int(values[f"errors_{i}"])) for i, uri in enumerate(uris)}
+            return {uri: (int(values[f"rows_{i}"]), int(values.get(f"errors_{i}", 0))) for i, uri in enumerate(uris)}
 
         return rows, counts
 

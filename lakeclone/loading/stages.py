@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from lakeclone.catalog.stages import StageEntry
+from lakeclone.catalog.stages import FileFormatEntry, StageEntry
 from lakeclone.dialect import table_reference
 from lakeclone.engine import registry, results
 from lakeclone.engine.objects import external_location, require_schema, value_of
@@ -64,9 +64,15 @@ def create_stage(execution: Execution) -> DataFrame:
     name = execution.tables.name(expression.this)
     url_text, file_format, comment = None, formats.FileFormat(), ""
     properties = expression.args.get("properties")
+    stored: dict[str, str] | None = None
     for prop in properties.expressions if properties else []:
         if isinstance(prop, exp.FileFormatProperty):
-            file_format = formats.from_properties(file_format, prop.expressions)
+            reference = formats.format_name(prop.expressions)
+            if reference is not None:
+                # The stage names the format: a COPY reads it as the format then is.
+                stored = {"FORMAT_NAME": require_file_format(execution, reference).qualified}
+            else:
+                file_format = formats.from_properties(file_format, prop.expressions)
         elif isinstance(prop, exp.SchemaCommentProperty):
             comment = value_of(prop.this)
         elif type(prop) is exp.Property and prop.name.upper() == "URL":
@@ -88,7 +94,8 @@ def create_stage(execution: Execution) -> DataFrame:
             if not expression.args.get("replace"):
                 raise ObjectExistsError(name.name)
             catalog.drop_stage(existing, execution.now())
-        catalog.create_stage(schema, name.name, url=url, file_format=file_format.options(), comment=comment, now=execution.now())
+        options = stored or file_format.options()
+        catalog.create_stage(schema, name.name, url=url, file_format=options, comment=comment, now=execution.now())
     return results.status(execution.spark, f"Stage area {name.name} successfully created.")
 
 
@@ -128,7 +135,9 @@ def describe_stage(execution: Execution) -> DataFrame:
     stage = require_stage(execution, execution.expression.this)
     defaults = formats.FileFormat().options()
     data = [("STAGE_LOCATION", "URL", "String", stage.url, "")]
-    data += [("STAGE_FILE_FORMAT", option, "String", value, defaults[option]) for option, value in stage.file_format.items()]
+    data += [
+        ("STAGE_FILE_FORMAT", option, "String", value, defaults.get(option, "")) for option, value in stage.file_format.items()
+    ]
     return results.rows(execution.spark, DESCRIBE_SCHEMA, data)
 
 
@@ -138,6 +147,25 @@ def require_stage(execution: Execution, target: exp.Table) -> StageEntry:
     if stage is None:
         raise ObjectNotFoundError(str(name), "Stage")
     return stage
+
+
+def require_file_format(execution: Execution, reference: exp.Expression) -> FileFormatEntry:
+    """The named file format ``FORMAT_NAME = …`` names (``'db.s.f'`` or ``f``), resolved like any name."""
+    if isinstance(reference, exp.Table):
+        target = reference
+    elif isinstance(reference, exp.Literal) and reference.is_string:
+        target = table_reference(reference.name)
+    else:
+        target = table_reference(reference.sql(dialect="snowflake"))
+    name = execution.tables.name(target)
+    entry = execution.catalog.file_format(name.database, name.schema, name.name)
+    if entry is None:
+        raise ObjectNotFoundError(str(name), "File format")
+    return entry
+
+
+def named_format(execution: Execution, reference: exp.Expression) -> formats.FileFormat:
+    return formats.stored(require_file_format(execution, reference).options)
 
 
 def stage_reference(text: str) -> tuple[exp.Table, str]:
@@ -160,7 +188,18 @@ def stage_location(execution: Execution, text: str) -> Location:
     """Where ``@stage[/path]`` reads."""
     target, path = stage_reference(text)
     stage = require_stage(execution, target)
-    return Location(join(stage.url, path) if path else stage.url, stage.url, stage, formats.stored(stage.file_format))
+    # Checked again at each use: a table may have been created in the stage's folder since.
+    external_location(execution, stage.url, what="a stage")
+    named = stage.file_format.get("FORMAT_NAME")
+    if named is not None:
+        database, schema, name = named.split(".", 2)
+        entry = execution.catalog.file_format(database, schema, name)
+        if entry is None:
+            raise ObjectNotFoundError(named, "File format")
+        file_format = formats.stored(entry.options)
+    else:
+        file_format = formats.stored(stage.file_format)
+    return Location(join(stage.url, path) if path else stage.url, stage.url, stage, file_format)
 
 
 def list_stage(execution: Execution) -> DataFrame:
