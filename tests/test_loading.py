@@ -79,6 +79,7 @@ def test_a_stage_is_created_shown_described_listed_and_dropped(lake: lakeclone.L
     assert described["URL"] == (uri(files), "")
     assert described["TYPE"] == ("CSV", "CSV")
     assert described["SKIP_HEADER"] == ("1", "0")
+    assert described["NULL_IF"] == ('["\\\\N"]', '["\\\\N"]')  # a list, as Snowflake shows it
     listed = lake.sql("LIST @st").collect()
     assert [(r.name, r.size) for r in listed] == [
         (uri(files / name), (files / name).stat().st_size) for name in ("2024-01.csv", "2024-02.csv", "bad/broken.csv")

@@ -8,6 +8,7 @@ documents is accepted: any other option is refused by name, never ignored.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
@@ -67,7 +68,7 @@ class FileFormat:
             "FIELD_DELIMITER": self.field_delimiter,
             "FIELD_OPTIONALLY_ENCLOSED_BY": self.enclosed_by or "NONE",
             "ESCAPE": self.escape or "NONE",
-            "NULL_IF": ",".join(self.null_if),
+            "NULL_IF": json.dumps(list(self.null_if)),
             "EMPTY_FIELD_AS_NULL": str(self.empty_field_as_null).lower(),
             "ERROR_ON_COLUMN_COUNT_MISMATCH": str(self.error_on_column_count_mismatch).lower(),
             "TRIM_SPACE": str(self.trim_space).lower(),
@@ -78,8 +79,7 @@ def stored(options: Mapping[str, str]) -> FileFormat:
     """A file format from the options a stage stores (written by :meth:`FileFormat.options`)."""
     values: dict[str, object] = dict(options)
     if "NULL_IF" in values:
-        text = str(values["NULL_IF"])
-        values["NULL_IF"] = tuple(text.split(",")) if text else ()
+        values["NULL_IF"] = tuple(json.loads(str(values["NULL_IF"])))
     return _applied(FileFormat(), values)
 
 
