@@ -205,6 +205,12 @@ MATRIX = [
     # Loading files: the stage, the table, and, for a stage's URL, the account's leave to reach outside the warehouse.
     Case("COPY INTO t FROM @stg", (*USAGE, "USAGE ON STAGE STG", "INSERT ON TABLE T"), _t_is([(1,), (2,), (3,), (7,)])),
     Case("LIST @stg", (*USAGE, "USAGE ON STAGE STG"), lambda admin, result: _one_file(result)),
+    Case("SELECT $1 FROM @stg", (*USAGE, "USAGE ON STAGE STG"), _rows_are([("7",)])),
+    Case(
+        "INSERT INTO t SELECT $1::INT FROM @stg",
+        (*USAGE, "USAGE ON STAGE STG", "INSERT ON TABLE T"),
+        _t_is([(1,), (2,), (3,), (7,)]),
+    ),
     Case(
         "CREATE STAGE stg2 URL = 'file:///lakeclone-matrix/never-read'",
         (*USAGE, "CREATE STAGE ON SCHEMA LAKE.PUBLIC", "CREATE EXTERNAL TABLE ON ACCOUNT"),

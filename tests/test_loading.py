@@ -375,3 +375,106 @@ def test_a_dead_sessions_claim_on_a_file_goes_unless_its_commit_landed(lake: lak
     assert lake.sql("COPY INTO sales FROM @st FILES = ('2024-02.csv')").collect()[0].status == (
         "Copy executed with 0 files processed."
     )
+
+
+# Queries over files ---------------------------------------------------------------------
+
+
+def test_a_query_reads_staged_csv_fields_by_position_with_their_metadata(lake: lakeclone.Lake, files: Path) -> None:
+    staged(lake, files)
+    query = "SELECT METADATA$FILENAME AS file, METADATA$FILE_ROW_NUMBER AS line, t.$1, $3, $5 FROM @st (PATTERN => '[^/]*') t"
+    assert rows(lake, query) == [
+        ("2024-01.csv", 1, "1", "10.50", None),
+        ("2024-01.csv", 2, "2", None, None),  # \N is NULL (the stage's NULL_IF); no line has a fifth field
+        ("2024-02.csv", 1, "3", "7", None),
+    ]
+    assert lake.sql("SELECT COUNT(*) FROM @st").collect()[0][0] == 6
+    (listed,) = lake.sql("LIST @st/bad").collect()
+    (found,) = lake.sql(
+        "SELECT DISTINCT METADATA$FILENAME AS name, METADATA$FILE_CONTENT_KEY AS key, "
+        "METADATA$FILE_LAST_MODIFIED AS modified FROM @st/bad"
+    ).collect()
+    modified = dt.datetime.fromtimestamp(int((files / "bad" / "broken.csv").stat().st_mtime * 1000) / 1000, dt.timezone.utc)
+    assert (found["NAME"], found["KEY"], found["MODIFIED"]) == ("bad/broken.csv", listed.md5, modified.replace(tzinfo=None))
+    # Transformed as they are loaded: Snowflake's INSERT … SELECT from a stage.
+    lake.sql("INSERT INTO sales SELECT $1::INT, $2, $3::DECIMAL(10, 2), $4::DATE FROM @st (PATTERN => '2024-0[12][.]csv')")
+    expected = [
+        (1, "north", Decimal("10.50"), dt.date(2024, 1, 2)),
+        (2, "south", None, dt.date(2024, 1, 3)),
+        (3, "east", Decimal("7.00"), dt.date(2024, 2, 1)),
+    ]
+    assert rows(lake, "SELECT * FROM sales") == expected
+    assert kernel_rows(location(lake, "SALES")) == expected
+    with pytest.raises(lakeclone.LakecloneError, match=re.escape("name the fields of a CSV file: SELECT $1, $2")):
+        lake.sql("SELECT * FROM @st")
+    with pytest.raises(lakeclone.LakecloneError, match=re.escape("Stage 'LAKE.PUBLIC.NONE' does not exist or not authorized")):
+        lake.sql("SELECT $1 FROM @none")
+
+
+def test_json_and_parquet_records_are_one_variant_read_by_field(lake: lakeclone.Lake, tmp_path: Path) -> None:
+    folder = tmp_path / "raw"
+    folder.mkdir()
+    (folder / "a.json").write_text('{"id": 1, "region": "north"}\n\n{"id": 2, "tags": [1, 2]}\n')
+    pq.write_table(pa.table({"id": [3], "region": ["south"]}), folder / "b.parquet")
+    lake.sql(f"CREATE STAGE raw URL = '{uri(folder)}'; CREATE FILE FORMAT js TYPE = JSON; CREATE FILE FORMAT pq TYPE = PARQUET")
+    query = "SELECT $1:id::INT AS id, $1:region::STRING AS region, $1:tags[1]::INT AS tag FROM @raw (FILE_FORMAT => 'js', PATTERN => '.*json')"
+    assert rows(lake, query) == [(1, "north", None), (2, None, 2)]
+    parquet = lake.sql("SELECT * FROM @raw/b.parquet (FILE_FORMAT => 'lake.public.pq')")
+    assert parquet.columns == ["$1"]
+    assert rows(lake, "SELECT $1:id::INT, $1:region::STRING FROM @raw/b.parquet (FILE_FORMAT => 'lake.public.pq')") == [
+        (3, "south")
+    ]
+    with pytest.raises(lakeclone.LakecloneError, match=re.escape("A JSON file has one column, $1")):
+        lake.sql("SELECT $2 FROM @raw (FILE_FORMAT => 'js')")
+    (folder / "c.json").write_text('{"id": 4}\nnot json\n')
+    with pytest.raises(lakeclone.LakecloneError, match="Error parsing JSON: not json"):
+        lake.sql("SELECT $1 FROM @raw (FILE_FORMAT => 'js', PATTERN => '.*json')").collect()
+
+
+def test_a_query_over_files_needs_usage_on_the_stage_and_no_view_reads_files(lake: lakeclone.Lake, files: Path) -> None:
+    staged(lake, files)
+    lake.sql(
+        "CREATE ROLE analyst; CREATE USER ann; GRANT ROLE analyst TO USER ann;"
+        "GRANT USAGE ON DATABASE lake TO ROLE analyst; GRANT USAGE ON SCHEMA lake.public TO ROLE analyst;"
+        "CREATE FILE FORMAT plain TYPE = CSV SKIP_HEADER = 1"
+    )
+    ann = session_of(lake, "ann", "analyst")
+    with pytest.raises(lakeclone.LakecloneError, match=re.escape("Stage 'LAKE.PUBLIC.ST' does not exist or not authorized")):
+        ann.sql("SELECT $1 FROM @st")
+    lake.sql("GRANT USAGE ON STAGE st TO ROLE analyst")
+    assert ann.sql("SELECT COUNT(*) FROM @st").collect()[0][0] == 6
+    with pytest.raises(
+        lakeclone.LakecloneError, match=re.escape("File format 'LAKE.PUBLIC.PLAIN' does not exist or not authorized")
+    ):
+        ann.sql("SELECT $1 FROM @st (FILE_FORMAT => 'plain')")
+    with pytest.raises(lakeclone.LakecloneError, match=re.escape("Insufficient privileges to operate on account 'ACCOUNT'")):
+        ann.sql(f"SELECT * FROM read_files('{uri(files)}', format => 'csv')")
+    # A view or a policy is read with its owner's rights at each use; a file has none to check.
+    for query in ("SELECT $1 FROM @st", f"SELECT * FROM read_files('{uri(files)}', format => 'csv')"):
+        with pytest.raises(lakeclone.LakecloneError, match=re.escape("LAKE.PUBLIC.V cannot read files")):
+            lake.sql(f"CREATE VIEW v AS {query}")
+        with pytest.raises(lakeclone.LakecloneError, match=re.escape("LAKE.PUBLIC.P cannot read files")):
+            lake.sql(f"CREATE ROW ACCESS POLICY p AS (r STRING) RETURNS BOOLEAN -> r IN ({query.replace('*', '$1')})")
+
+
+def test_read_files_reads_the_files_at_a_uri_as_databricks_does(lake: lakeclone.Lake, files: Path) -> None:
+    one = f"read_files('{uri(files)}/2024-01.csv', format => 'csv', header => true, nullValue => '\\\\N')"
+    assert rows(lake, f"SELECT id, region, amount, sold FROM {one}") == [
+        (1, "north", 10.5, dt.date(2024, 1, 2)),  # types inferred, as Databricks does
+        (2, "south", None, dt.date(2024, 1, 3)),
+    ]
+    # The format from the files' names; pathGlobFilter keeps the top folder's two files.
+    both = lake.sql(f"SELECT COUNT(*) FROM read_files('{uri(files)}', pathGlobFilter => '2024-*.csv', header => true)")
+    assert both.collect()[0][0] == 3
+    typed = f"read_files('{uri(files)}/2024-02.csv', header => true, schema => 'id STRING, region STRING, amount STRING, sold STRING')"
+    assert rows(lake, f"SELECT * FROM {typed}") == [("3", "east", "7", "2024-02-01")]
+    refused = {
+        f"read_files('{uri(lake.warehouse)}/tables', format => 'parquet')": "overlaps the warehouse",
+        f"read_files('{uri(files)}/*.csv')": "without patterns",
+        f"read_files('{uri(files)}', format => 'csv', color => 'red')": "read_files option 'color' is not supported",
+        f"read_files('{uri(files)}/none', format => 'csv')": "read_files found no files",
+        f"read_files('{uri(files)}', format => 'avro')": "read_files reads format => 'csv', 'json' or 'parquet'",
+    }
+    for call, message in refused.items():
+        with pytest.raises(lakeclone.LakecloneError, match=re.escape(message)):
+            lake.sql(f"SELECT * FROM {call}")

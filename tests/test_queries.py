@@ -344,3 +344,11 @@ def test_text_is_never_substituted_from_settings_or_the_environment(lake: lakecl
     assert created == "Table ${env:HOME} successfully created."
     shown = lake.sql("SHOW TABLES").collect()
     assert [(r["name"], r["comment"]) for r in shown] == [("${env:HOME}", "${env:HOME}")]
+
+
+def test_variant_values_are_made_with_parse_json_and_read_by_path(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE docs (id INT, v VARIANT)")
+    lake.sql("""INSERT INTO docs SELECT 1, PARSE_JSON('{"a": {"b": 3}, "tags": ["x", "y"], "odd key": true}')""")
+    lake.sql("INSERT INTO docs SELECT 2, TRY_PARSE_JSON('not json')")
+    query = 'SELECT id, v:a.b::INT, v:tags[1]::STRING, v:"odd key"::BOOLEAN, v:missing FROM docs'
+    assert rows(lake, query) == [(1, 3, "y", True, None), (2, None, None, None, None)]

@@ -17,6 +17,7 @@ from lakeclone.catalog.store import Catalog
 from lakeclone.delta.log import Delta
 from lakeclone.engine.context import SessionContext
 from lakeclone.engine.tables import Tables
+from lakeclone.storage import Storage
 from lakeclone.views import base_tables, view_definition
 
 pytestmark = pytest.mark.spark
@@ -398,7 +399,15 @@ def test_base_tables_follow_nested_views(orders: lakeclone.Lake, catalog: Catalo
     orders.sql("CREATE TABLE regions (region STRING)")
     orders.sql("CREATE VIEW a AS SELECT o.id FROM orders o JOIN regions r ON o.region = r.region")
     orders.sql("CREATE VIEW b AS WITH x AS (SELECT id FROM a) SELECT x.id FROM x JOIN orders USING (id)")
-    tables = Tables(catalog, SessionContext("LAKE", "PUBLIC"), Delta(orders.spark), now=orders.now(), warehouse=orders.warehouse)
+    tables = Tables(
+        catalog,
+        SessionContext("LAKE", "PUBLIC"),
+        Delta(orders.spark),
+        now=orders.now(),
+        warehouse=orders.warehouse,
+        storage=Storage(orders.spark),
+        location=orders.location,
+    )
     view = catalog.view("LAKE", "PUBLIC", "B")
     assert view is not None
     assert sorted(t.qualified for t in base_tables(tables, view)) == ["LAKE.PUBLIC.ORDERS", "LAKE.PUBLIC.REGIONS"]

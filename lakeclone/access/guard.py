@@ -26,7 +26,7 @@ from lakeclone.catalog.names import database_name, schema_name
 from lakeclone.catalog.policies import PolicyEntry, PolicyKind
 from lakeclone.dialect import expressions as lx
 from lakeclone.dialect import table_reference
-from lakeclone.engine.compiler import read_references
+from lakeclone.engine.compiler import read_references, staged_references, table_function_calls
 from lakeclone.errors import InsufficientPrivilegesError, ObjectNotFoundError, SqlCompilationError
 from lakeclone.views.expand import definition_scope, parse_definition
 
@@ -379,8 +379,16 @@ def require_definer_reads(tables: Tables, query: exp.Expr, definer: Definer) -> 
 
     ``tables`` resolves names as the definition does (its own schema). A body
     is read with its owner's rights, at CREATE and at every use, so that a
-    policy reads only what its owner could read itself.
+    policy reads only what its owner could read itself. Files have no owner
+    or grants to check: a body reads none.
+
+    Raises:
+        SqlCompilationError: the body reads staged files or ``read_files``.
     """
+    if staged_references(query) or any(function.reads_files for _, _, function in table_function_calls(query)):
+        raise SqlCompilationError(
+            f"{definer.name} cannot read files: a view's or a policy's query reads tables, views and streams."
+        )
     for need in _reads_of(tables, read_references(query), definer):
         if need is not None:
             GUARD.require_for_view(tables.catalog, need)
@@ -389,6 +397,22 @@ def require_definer_reads(tables: Tables, query: exp.Expr, definer: Definer) -> 
 def _reads(tables: Tables, expression: exp.Expr, *, skip: exp.Expr | None = None) -> Iterator[Need | None]:
     references = [table for table in read_references(expression) if table is not skip]
     yield from _reads_of(tables, references)
+    yield from _file_reads(tables, expression)
+
+
+def _file_reads(tables: Tables, expression: exp.Expr) -> Iterator[Need | None]:
+    """USAGE on each stage whose files ``expression`` reads (and on a file format it names); for ``read_files``, a URI's need.
+
+    A URI reaches outside the warehouse as a stage's URL does, and needs what
+    naming one needs: the account's CREATE EXTERNAL TABLE.
+    """
+    for table in staged_references(expression):
+        yield from _stage_usage(tables, table.name)
+        named = table.args.get("format")
+        if named is not None:
+            yield from _format_usage(tables, named)
+    if any(function.reads_files for _, _, function in table_function_calls(expression)):
+        yield Need(ACCOUNT_SECURABLE, (Privilege.CREATE_EXTERNAL_TABLE,))
 
 
 def _reads_of(tables: Tables, references: list[exp.Table], definer: Definer | None = None) -> Iterator[Need | None]:
@@ -519,16 +543,20 @@ def _named_formats(tables: Tables, expression: exp.Expression) -> Iterator[Need 
         if prop.this is None or prop.name.upper() != "FORMAT_NAME":
             continue
         value = prop.args.get("value")
-        if isinstance(value, exp.Table):
-            reference = value
-        elif isinstance(value, exp.Literal) and value.is_string:
-            reference = table_reference(value.name)
-        elif value is not None:
-            reference = table_reference(value.sql(dialect="snowflake"))
-        else:
-            continue
-        named = relation(tables, reference, ("FILE FORMAT",))
-        yield Need(named, (Privilege.USAGE,)) if named else None
+        if value is not None:
+            yield from _format_usage(tables, value)
+
+
+def _format_usage(tables: Tables, value: exp.Expression) -> Iterator[Need | None]:
+    """USAGE on the file format ``value`` names: ``f``, ``'db.s.f'``."""
+    if isinstance(value, exp.Table):
+        reference = value
+    elif isinstance(value, exp.Literal) and value.is_string:
+        reference = table_reference(value.name)
+    else:
+        reference = table_reference(value.sql(dialect="snowflake"))
+    named = relation(tables, reference, ("FILE FORMAT",))
+    yield Need(named, (Privilege.USAGE,)) if named else None
 
 
 def _stage_usage(tables: Tables, reference: str) -> Iterator[Need | None]:

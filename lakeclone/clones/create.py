@@ -157,7 +157,7 @@ def _clone_location(execution: Execution, source: TableEntry, table_id: str, loc
     if location is not None:
         if source.managed:
             raise SqlCompilationError("LOCATION is only allowed when cloning an external table.")
-        return external_location(execution, location)
+        return external_location(execution.tables, location)
     if source.managed:
         return execution.managed_location(table_id)
     return execution.external_clone_location(table_id)

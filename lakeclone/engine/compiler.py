@@ -42,14 +42,45 @@ def bind_tables(expression: Bound, tables: Tables) -> Bound:
     # Found before anything is replaced: what a table function or a relation binds to is no reference to bind.
     references = relation_references(bound)
     calls = table_function_calls(bound)
+    staged = staged_references(bound)
     for table in bound.find_all(exp.Table):
         if isinstance(table.this, exp.Identifier):
             check_table_clauses(table, allowed=registry.TABLE_CLAUSES.keys())
+    for table in staged:
+        table.replace(carry_clauses(table, _bound_files(table, tables)))
+    if staged:
+        name_positional_columns(bound)
     for node, call, function in calls:
         node.replace(carry_clauses(node, function.bind(tables, call), alias=node.args.get("alias")))
     for table in references:
         table.replace(carry_clauses(table, _bound_relation(table, tables)))
     return bound
+
+
+def staged_references(expression: exp.Expr) -> list[exp.Table]:
+    """The references in ``expression`` to staged files: ``@stage[/path]``."""
+    return [table for table in expression.find_all(exp.Table) if isinstance(table.this, exp.Var) and table.name.startswith("@")]
+
+
+def positional_columns(expression: exp.Expr) -> list[exp.Parameter]:
+    """Snowflake's positional columns in ``expression``: ``$1``, ``t.$2`` (the fields of staged files)."""
+    return [node for node in expression.find_all(exp.Parameter) if isinstance(node.this, exp.Literal) and node.this.is_int]
+
+
+def name_positional_columns(expression: exp.Expr) -> None:
+    """Replace, in place, ``$1``, ``t.$2`` by the columns `$1`, `$2` staged files are bound with."""
+    for node in positional_columns(expression):
+        name = exp.to_identifier(f"${node.this.name}", quoted=True)
+        if isinstance(node.parent, exp.Column) and node.arg_key == "this":
+            node.replace(name)
+        else:
+            node.replace(exp.column(name))
+
+
+def _bound_files(table: exp.Table, tables: Tables) -> exp.Expression:
+    if not registry.STAGED_FILES:
+        raise SqlCompilationError(f"Reading staged files ({table.name}) is not supported.")
+    return registry.STAGED_FILES[0](tables, table)
 
 
 def bind_session_functions(expression: exp.Expr, tables: Tables) -> None:
@@ -224,11 +255,37 @@ def _spark_forms(expression: exp.Expr) -> exp.Expr:
         quantified = node.expression
         if isinstance(quantified, exp.All) and isinstance(quantified.this, exp.Query):
             node.replace(exp.not_(exp.In(this=node.this, query=exp.Subquery(this=quantified.this))))
+    for parsed in list(expression.find_all(exp.ParseJSON)):
+        # sqlglot writes PARSE_JSON(x) as x for Spark, whose older versions had no VARIANT.
+        function = "try_parse_json" if parsed.args.get("safe") else "parse_json"
+        parsed.replace(exp.Anonymous(this=function, expressions=[parsed.this]))
+    for extract in list(expression.find_all(exp.JSONExtract)):
+        if extract.args.get("variant_extract") and isinstance(extract.expression, exp.JSONPath):
+            # Snowflake's v:a.b[0] reads a VARIANT; Spark's get_json_object, sqlglot's spelling, reads JSON text.
+            path = exp.Literal.string(_variant_path(extract.expression))
+            extract.replace(exp.Anonymous(this="variant_get", expressions=[extract.this, path]))
     for sample in list(expression.find_all(exp.TableSample)):
         source = sample.parent
         if isinstance(source, (exp.Table, exp.Subquery)) and sample.arg_key == "sample":
             source.replace(_sampled(source, sample))
     return expression
+
+
+def _variant_path(path: exp.JSONPath) -> str:
+    """A JSON path as Spark's ``variant_get`` reads it: ``$.a['b c'][0]``."""
+    text = ""
+    for part in path.expressions:
+        if isinstance(part, exp.JSONPathRoot):
+            text += "$"
+        elif isinstance(part, exp.JSONPathKey) and str(part.this).isidentifier():
+            text += f".{part.this}"
+        elif isinstance(part, exp.JSONPathKey):
+            text += "['" + str(part.this).replace("\\", "\\\\").replace("'", "\\'") + "']"
+        elif isinstance(part, exp.JSONPathSubscript):
+            text += f"[{part.this}]"
+        else:
+            raise SqlCompilationError(f"unsupported path {path.sql(dialect='snowflake')}")
+    return text
 
 
 def _sampled(source: exp.Table | exp.Subquery, sample: exp.TableSample) -> exp.Subquery:

@@ -137,7 +137,9 @@ def _create_table(execution: Execution) -> DataFrame:
         if key in registry.CREATE_PROPERTIES and value is not None:
             properties.update(registry.CREATE_PROPERTIES[key](value))
     table_id = uuid.uuid4().hex
-    location = external_location(execution, location_text) if external and location_text else execution.managed_location(table_id)
+    location = (
+        external_location(execution.tables, location_text) if external and location_text else execution.managed_location(table_id)
+    )
     log = execution.delta.table(location)
     adopted = external and log.exists()
     owns_folder = not adopted

@@ -61,9 +61,7 @@ class Execution:
         self.sql = statement.sql
         self.query_id = query_id
         self.started_at = started_at
-        self.tables = Tables(
-            executor.catalog, executor.context, executor.delta, now=started_at, warehouse=executor.lake.warehouse
-        )
+        self.tables = executor.tables(now=started_at)
         self.work = UnitOfWork(self)
 
     def now(self) -> dt.datetime:
@@ -102,9 +100,17 @@ class Executor:
             for start in registry.SESSION_STARTS:
                 start(self)
 
-    def tables(self) -> Tables:
-        """Lookups as a statement starting now would make them."""
-        return Tables(self.catalog, self.context, self.delta, now=self.lake.now(), warehouse=self.lake.warehouse)
+    def tables(self, *, now: dt.datetime | None = None) -> Tables:
+        """Lookups as a statement starting ``now`` (by default, now) would make them."""
+        return Tables(
+            self.catalog,
+            self.context,
+            self.delta,
+            now=now or self.lake.now(),
+            warehouse=self.lake.warehouse,
+            storage=self.storage,
+            location=self.lake.location,
+        )
 
     def resolve(self, name: str, *, privilege: str = "SELECT") -> TableEntry:
         """A live table named in Python (``"db.s.t"``), resolved like a name in SQL.

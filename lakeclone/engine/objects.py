@@ -16,6 +16,7 @@ from lakeclone.storage import is_within
 if TYPE_CHECKING:
     from lakeclone.catalog.names import QualifiedName
     from lakeclone.engine.executor import Execution
+    from lakeclone.engine.tables import Tables
 
 
 def require_database(execution: Execution, name: str) -> DatabaseEntry:
@@ -118,7 +119,7 @@ def store_parameters(execution: Execution, kind: ObjectKind, object_id: str, set
             hook(execution, kind, object_id, value)
 
 
-def external_location(execution: Execution, text: str, *, what: str = "an external table") -> str:
+def external_location(tables: Tables, text: str, *, what: str = "an external table") -> str:
     """A LOCATION (or a stage's URL), qualified, once it is known to be safe for a new table (or stage).
 
     A table's folder may not be the warehouse or lie inside it, may not hold
@@ -131,12 +132,12 @@ def external_location(execution: Execution, text: str, *, what: str = "an extern
     Raises:
         InvalidLocationError: the location is relative or overlaps what it may not.
     """
-    storage = execution.storage
+    storage = tables.storage
     location = storage.real(storage.qualify(text))
-    warehouse = execution.lake.location
+    warehouse = tables.location
     if _overlap(location, warehouse) or _overlap(location, storage.real(warehouse)):
         raise InvalidLocationError(f"Location '{text}' overlaps the warehouse ({warehouse}): {what} must live outside it.")
-    for table in execution.catalog.table_locations():
+    for table in tables.catalog.table_locations():
         if _overlap(location, table.location) or _overlap(location, storage.real(table.location)):
             raise InvalidLocationError(f"Location '{text}' overlaps the folder of table {table.qualified} ({table.location}).")
     return location

@@ -169,14 +169,20 @@ class TableFunction:
             the policies of what it reads: see :func:`lakeclone.engine.compiler.protected`).
         reads: the relations a call reads, by the names it gives; the statement needs
             SELECT on each, as on a relation it names.
+        reads_files: whether a call reads files by their URI, which needs what
+            naming a stage's URL needs.
     """
 
     bind: Callable[[Tables, exp.Anonymous], exp.Expression]
     reads: Callable[[exp.Anonymous], list[exp.Table]] = _reads_nothing
+    reads_files: bool = False
 
 
 TABLE_FUNCTIONS: dict[str, TableFunction] = {}
 """Table functions lakeclone binds itself (``TABLE_CHANGES``), by upper-case name."""
+
+STAGED_FILES: list[Callable[[Tables, exp.Table], exp.Expression]] = []
+"""Binds a reference to staged files, ``@stage[/path] [(FILE_FORMAT => …, PATTERN => …)]``, to their rows (one binder)."""
 
 BEFORE_COMMIT: list[Callable[[Execution, str | None], None]] = []
 """Run before each Delta commit a statement makes, with the location it commits to (None when unknown)."""

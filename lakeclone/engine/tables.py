@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from lakeclone.delta.commits import Commit
     from lakeclone.delta.log import Delta, TableLog
     from lakeclone.engine.context import SessionContext
+    from lakeclone.storage import Storage
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,8 @@ class Tables:
 
     Attributes:
         session: the statement's session, which session functions (CURRENT_DATABASE()) answer from.
+        storage: the file system of the warehouse, tables and stages.
+        location: the warehouse's URI.
         scope: where unqualified names resolve: the session's database and schema,
             or, inside a view's definition, the view's own.
         relations: the relations (views, by qualified name) whose definitions are
@@ -68,11 +71,15 @@ class Tables:
         *,
         now: dt.datetime,
         warehouse: Path,
+        storage: Storage,
+        location: str,
         scope: SessionContext | None = None,
         relations: tuple[str, ...] = (),
     ) -> None:
         self.catalog = catalog
         self.warehouse = warehouse
+        self.storage = storage
+        self.location = location
         self.session = session
         self.scope = scope or session
         self.delta = delta
@@ -100,6 +107,8 @@ class Tables:
             self.delta,
             now=self.now,
             warehouse=self.warehouse,
+            storage=self.storage,
+            location=self.location,
             scope=scope,
             relations=(*self.relations, relation),
         )

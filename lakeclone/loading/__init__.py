@@ -3,7 +3,7 @@
 from sqlglot import exp
 
 from lakeclone.engine import registry
-from lakeclone.loading import copy, file_formats, stages
+from lakeclone.loading import copy, file_formats, query, stages
 
 registry.STATEMENTS[exp.Copy] = copy.copy_into
 registry.FINISH.append(copy.finish)
@@ -11,4 +11,4 @@ registry.TRANSACTION_COMMITS.append(copy.commit_loads)
 registry.TRANSACTION_ROLLBACKS.append(copy.forget_loads)
 registry.RECOVERIES.append(copy.recover)
 
-__all__ = ["copy", "file_formats", "stages"]
+__all__ = ["copy", "file_formats", "query", "stages"]

@@ -24,7 +24,6 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import re
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -39,7 +38,7 @@ from lakeclone.engine.objects import external_location, value_of
 from lakeclone.engine.schema import conform
 from lakeclone.errors import ExecutionError, InternalError, LakecloneError, SqlCompilationError
 from lakeclone.loading import formats, read
-from lakeclone.loading.stages import Location, compile_pattern, named_format, stage_location
+from lakeclone.loading.stages import Location, checksums, compile_pattern, named_format, stage_location
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -48,7 +47,6 @@ if TYPE_CHECKING:
     from lakeclone.catalog.store import Catalog, TableEntry
     from lakeclone.engine.context import OpenTransaction
     from lakeclone.engine.executor import Execution, Executor
-    from lakeclone.storage import Storage
 
 LOG = logging.getLogger(__name__)
 
@@ -56,9 +54,6 @@ LOAD_HISTORY_DAYS = 64
 """How long a COPY remembers that it loaded a file into a table (Snowflake's load metadata)."""
 
 ON_ERROR = ("ABORT_STATEMENT", "CONTINUE", "SKIP_FILE")
-
-# Files whose checksums are computed at once.
-CHECKSUM_THREADS = 4
 
 RESULT_SCHEMA = (
     "file STRING, status STRING, rows_parsed BIGINT, rows_loaded BIGINT, error_limit BIGINT, errors_seen BIGINT, "
@@ -110,9 +105,9 @@ def copy_into(execution: Execution) -> DataFrame:
     schema = tables.log(entry).schema(tables.current_version(entry))
     storage = execution.storage
     candidates = _listed(execution, options)
-    checksums = _checksums(storage, candidates)
+    sums = checksums(storage, candidates)
     holder = _holder(execution)
-    to_load = _claim(execution, entry, checksums, holder, force=options.force)
+    to_load = _claim(execution, entry, sums, holder, force=options.force)
     if not to_load:
         return results.status(execution.spark, "Copy executed with 0 files processed.")
     files = read.reading(execution.spark, storage, to_load, options.file_format, schema, entry.name)
@@ -162,7 +157,7 @@ def copy_options(execution: Execution, expression: exp.Copy) -> CopyOptions:
     if "FILE_FORMAT" in parameters:
         # The statement's options replace the stage's, not combine with them (Snowflake's rule).
         file_format = formats.from_properties(
-            formats.FileFormat(), parameters["FILE_FORMAT"].expressions, named=lambda name: named_format(execution, name)
+            formats.FileFormat(), parameters["FILE_FORMAT"].expressions, named=lambda name: named_format(execution.tables, name)
         )
     matching = parameters.get("MATCH_BY_COLUMN_NAME")
     if matching is not None and (value_of(matching.expression).upper() != "CASE_INSENSITIVE" or file_format.type == "CSV"):
@@ -195,9 +190,9 @@ def copy_options(execution: Execution, expression: exp.Copy) -> CopyOptions:
 def _location(execution: Execution, source: exp.Expression) -> Location:
     node = source.this if isinstance(source, exp.Table) else source
     if isinstance(node, exp.Var) and node.name.startswith("@"):
-        return stage_location(execution, node.name)
+        return stage_location(execution.tables, node.name)
     if isinstance(node, exp.Literal) and node.is_string:
-        uri = external_location(execution, node.name, what="a location files are loaded from")
+        uri = external_location(execution.tables, node.name, what="a location files are loaded from")
         return Location(uri, uri, None, formats.FileFormat())
     raise SqlCompilationError(
         "COPY INTO reads files from a stage (@s/path) or a location ('s3a://…'); "
@@ -276,12 +271,6 @@ def _listed(execution: Execution, options: CopyOptions) -> list[str]:
     if options.pattern is not None:
         uris = [uri for uri in uris if options.pattern.fullmatch(location.relative(uri))]
     return sorted(dict.fromkeys(uris))
-
-
-def _checksums(storage: Storage, uris: list[str]) -> dict[str, str]:
-    """Each file's MD5, several files at a time (the JVM reads them; Python waits)."""
-    with ThreadPoolExecutor(CHECKSUM_THREADS) as pool:
-        return dict(zip(uris, pool.map(storage.md5, uris), strict=True))
 
 
 def _holder(execution: Execution) -> str:

@@ -86,7 +86,7 @@ def show_file_formats(execution: Execution, like: re.Pattern[str] | None) -> Dat
 
 def describe_file_format(execution: Execution) -> DataFrame:
     """``DESCRIBE FILE FORMAT f``: each option, its value and its default."""
-    entry = require_file_format(execution, execution.expression.this)
+    entry = require_file_format(execution.tables, execution.expression.this)
     defaults = formats.FileFormat().options()
     data = [(option, "String", value, defaults.get(option, "")) for option, value in entry.options.items()]
     return results.rows(execution.spark, DESCRIBE_SCHEMA, data)

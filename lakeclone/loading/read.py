@@ -21,7 +21,7 @@ from lakeclone.errors import SqlCompilationError
 from lakeclone.loading.formats import FileFormat
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import DataFrame, DataFrameReader, SparkSession
     from pyspark.sql.types import DataType, StructField, StructType
 
     from lakeclone.storage import Storage
@@ -89,7 +89,7 @@ class Reading:
 
         frame = self.frame
         if without_files:
-            frame = frame.where(f"{FILE} NOT IN ({', '.join(_literal(self.paths[uri]) for uri in without_files)})")
+            frame = frame.where(f"{FILE} NOT IN ({', '.join(literal(self.paths[uri]) for uri in without_files)})")
         uris = [uri for uri in self.paths if uri not in without_files]
         if len(uris) > OBSERVED_FILES:
             frame = frame.persist(StorageLevel.MEMORY_AND_DISK)
@@ -104,7 +104,7 @@ class Reading:
         else:
             observation = Observation("lakeclone_copy")
             # Each row's file as a number, looked up once, so that counting it per file compares numbers.
-            numbers = ", ".join(f"{_literal(self.paths[uri])}, {index}" for index, uri in enumerate(uris))
+            numbers = ", ".join(f"{literal(self.paths[uri])}, {index}" for index, uri in enumerate(uris))
             frame = frame.withColumn(_NUMBER, F.expr(f"element_at(map({numbers}), {FILE})"))
             metrics = [F.expr("0 AS none")]
             for index in range(len(uris)):
@@ -114,7 +114,7 @@ class Reading:
             frame = frame.observe(observation, *metrics)
             observed = observation
         # Under ABORT_STATEMENT the first bad row fails the write, so that nothing is committed.
-        keep = f"CASE WHEN {ERROR} IS NULL THEN true ELSE raise_error(concat({_literal(ABORTED)}, {ERROR}.message)) END"
+        keep = f"CASE WHEN {ERROR} IS NULL THEN true ELSE raise_error(concat({literal(ABORTED)}, {ERROR}.message)) END"
         condition = keep if abort else f"{ERROR} IS NULL"
         rows = frame.where(f"{condition} AND NOT {_BLANK}").selectExpr(*[f"`{field.name}`" for field in self._schema.fields])
 
@@ -171,18 +171,46 @@ def reading(
     Raises:
         SqlCompilationError: a file's name Spark would read as a pattern.
     """
+    check_file_names(uris)
+    return Reading(spark, {uri: storage.encoded(uri) for uri in uris}, file_format, schema, table)
+
+
+def check_file_names(uris: Sequence[str]) -> None:
+    """Refuse a file whose name Spark would read as a pattern.
+
+    Raises:
+        SqlCompilationError: a file's name has a character of a glob pattern.
+    """
     for uri in uris:
         if _GLOB.intersection(uri.rsplit("/", 1)[-1]):
             raise SqlCompilationError(
                 f"File '{uri}' has a character Spark reads as a pattern in its name "
-                f"({''.join(sorted(_GLOB))}); rename it to load it."
+                f"({''.join(sorted(_GLOB))}); rename it to read it."
             )
-    return Reading(spark, {uri: storage.encoded(uri) for uri in uris}, file_format, schema, table)
 
 
 def _read(spark: SparkSession, paths: list[str], file_format: FileFormat, schema: StructType, table: str) -> DataFrame:
     readers = {"CSV": _csv, "JSON": _json, "PARQUET": _parquet}
     return readers[file_format.type](spark, paths, file_format, schema, table)
+
+
+def csv_reader(spark: SparkSession, file_format: FileFormat, schema: StructType) -> DataFrameReader:
+    """Spark's CSV reader for ``file_format``, every field read as the text it is (``schema``'s columns, in order)."""
+    reader = (
+        spark.read.format("csv")
+        .schema(schema)
+        .option("mode", "PERMISSIVE")
+        .option("sep", file_format.field_delimiter)
+        .option("header", "true" if file_format.header_lines else "false")
+        .option("quote", file_format.enclosed_by or "\u0000")
+        .option("escape", file_format.escape or (file_format.enclosed_by or "\\"))
+        .option("ignoreLeadingWhiteSpace", str(file_format.trim_space).lower())
+        .option("ignoreTrailingWhiteSpace", str(file_format.trim_space).lower())
+        .option("enforceSchema", "true")
+    )
+    if not file_format.empty_field_as_null:
+        reader = reader.option("nullValue", "\u0000\u0001")
+    return reader
 
 
 def _csv(spark: SparkSession, uris: list[str], file_format: FileFormat, schema: StructType, table: str) -> DataFrame:
@@ -191,29 +219,14 @@ def _csv(spark: SparkSession, uris: list[str], file_format: FileFormat, schema: 
     count = len(schema.fields)
     raw = [f"_c{i}" for i in range(count)]
     read_schema = StructType([StructField(name, StringType()) for name in raw] + [StructField(_CORRUPT, StringType())])
-    quote = file_format.enclosed_by or "\u0000"
-    reader = (
-        spark.read.format("csv")
-        .schema(read_schema)
-        .option("mode", "PERMISSIVE")
-        .option("columnNameOfCorruptRecord", _CORRUPT)
-        .option("sep", file_format.field_delimiter)
-        .option("header", "true" if file_format.header_lines else "false")
-        .option("quote", quote)
-        .option("escape", file_format.escape or (file_format.enclosed_by or "\\"))
-        .option("ignoreLeadingWhiteSpace", str(file_format.trim_space).lower())
-        .option("ignoreTrailingWhiteSpace", str(file_format.trim_space).lower())
-        .option("enforceSchema", "true")
-    )
-    if not file_format.empty_field_as_null:
-        reader = reader.option("nullValue", "\u0000\u0001")
+    reader = csv_reader(spark, file_format, read_schema).option("columnNameOfCorruptRecord", _CORRUPT)
     source = reader.load(uris).selectExpr("*", f"_metadata.file_path AS {FILE}", f"false AS {_BLANK}")
-    values = [_nulled(f"`{name}`", file_format) for name in raw]
+    values = [nulled(f"`{name}`", file_format) for name in raw]
     # Where each field starts in its line, if no field before it is enclosed in quotes.
     starts = [" + ".join(["1", *[f"coalesce(length(`{name}`), 0) + 1" for name in raw[:i]]]) for i in range(count)]
     malformed = None
     if file_format.error_on_column_count_mismatch:
-        fields = f"size(split(`{_CORRUPT}`, {_literal(_regex_literal(file_format.field_delimiter))}))"
+        fields = f"size(split(`{_CORRUPT}`, {literal(_regex_literal(file_format.field_delimiter))}))"
         message = (
             f"format_string('Number of columns in file (%d) does not match that of the corresponding table (%d), "
             f"use file format option error_on_column_count_mismatch=false to ignore this error', {fields}, {count})"
@@ -230,7 +243,7 @@ def _json(spark: SparkSession, uris: list[str], file_format: FileFormat, schema:
         .load(uris)
         .selectExpr("value", f"_metadata.file_path AS {FILE}", f"trim(value) = '' AS {_BLANK}", f"{parsed} AS {_PARSED}")
     )
-    values = [_nulled(f"try_element_at({_PARSED}, {_literal(field.name.lower())})", file_format) for field in schema.fields]
+    values = [nulled(f"try_element_at({_PARSED}, {literal(field.name.lower())})", file_format) for field in schema.fields]
     bad = _error("concat('Error parsing JSON: ', substring(value, 1, 80))", "1", None)
     # Blank lines are numbered with the others, for line numbers, but are no rows.
     malformed = f"CASE WHEN NOT {_BLANK} AND {_PARSED} IS NULL THEN {bad} END"
@@ -252,10 +265,10 @@ def _parquet(spark: SparkSession, uris: list[str], file_format: FileFormat, sche
     return _checked(source, values, ["1" for _ in schema.fields], schema, table, None)
 
 
-def _nulled(value: str, file_format: FileFormat) -> str:
+def nulled(value: str, file_format: FileFormat) -> str:
     if not file_format.null_if:
         return value
-    return f"CASE WHEN {value} IN ({', '.join(map(_literal, file_format.null_if))}) THEN NULL ELSE {value} END"
+    return f"CASE WHEN {value} IN ({', '.join(map(literal, file_format.null_if))}) THEN NULL ELSE {value} END"
 
 
 def _checked(
@@ -270,7 +283,7 @@ def _checked(
     for position, (value, typed, start, field) in enumerate(zip(values, converted, starts, schema.fields, strict=True), 1):
         message = _failed(value, typed, field)
         if message is not None:
-            column = _literal(f'"{table}"["{field.name}":{position}]')
+            column = literal(f'"{table}"["{field.name}":{position}]')
             errors.append(f"CASE WHEN ({message}) IS NOT NULL THEN {_error(message, start, column)} END")
     first_error = f"coalesce({', '.join(errors)})" if len(errors) > 1 else errors[0] if errors else f"CAST(NULL AS {_ERROR_TYPE})"
     return source.selectExpr(
@@ -306,18 +319,18 @@ def _failed(value: str, typed: str, field: StructField) -> str | None:
     branches = []
     if typed != value:
         branches.append(
-            f"WHEN {value} IS NOT NULL AND {typed} IS NULL THEN format_string({_literal(_unrecognized(field.dataType))}, {value})"
+            f"WHEN {value} IS NOT NULL AND {typed} IS NULL THEN format_string({literal(_unrecognized(field.dataType))}, {value})"
         )
     limit = _length_limit(field)
     if limit is not None:
-        message = _literal(f"User character length limit ({limit}) exceeded by string '%s'")
+        message = literal(f"User character length limit ({limit}) exceeded by string '%s'")
         branches.append(f"WHEN length({value}) > {limit} THEN format_string({message}, {value})")
     if not field.nullable:
         branches.append(f"WHEN {value} IS NULL THEN 'NULL result in a non-nullable column'")
     return f"CASE {' '.join(branches)} END" if branches else None
 
 
-def _literal(text: str) -> str:
+def literal(text: str) -> str:
     """A Spark SQL string literal."""
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -23,12 +25,13 @@ from lakeclone.engine.objects import external_location, require_schema, value_of
 from lakeclone.engine.show import scope_schemas
 from lakeclone.errors import ObjectExistsError, ObjectNotFoundError, SqlCompilationError
 from lakeclone.loading import formats
-from lakeclone.storage import FileInfo, join, relative_to
+from lakeclone.storage import FileInfo, Storage, join, relative_to
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from lakeclone.engine.executor import Execution
+    from lakeclone.engine.tables import Tables
 
 SHOW_SCHEMA = (
     "created_on TIMESTAMP, name STRING, database_name STRING, schema_name STRING, url STRING, "
@@ -36,6 +39,9 @@ SHOW_SCHEMA = (
 )
 DESCRIBE_SCHEMA = "parent_property STRING, property STRING, property_type STRING, property_value STRING, property_default STRING"
 LIST_SCHEMA = "name STRING, size BIGINT, md5 STRING, last_modified STRING"
+
+# Files whose checksums are computed at once.
+CHECKSUM_THREADS = 4
 
 
 @dataclass(frozen=True)
@@ -70,7 +76,7 @@ def create_stage(execution: Execution) -> DataFrame:
             reference = formats.format_name(prop.expressions)
             if reference is not None:
                 # The stage names the format: a COPY reads it as the format then is.
-                stored = {"FORMAT_NAME": require_file_format(execution, reference).qualified}
+                stored = {"FORMAT_NAME": require_file_format(execution.tables, reference).qualified}
             else:
                 file_format = formats.from_properties(file_format, prop.expressions)
         elif isinstance(prop, exp.SchemaCommentProperty):
@@ -83,7 +89,7 @@ def create_stage(execution: Execution) -> DataFrame:
         raise SqlCompilationError(
             "lakeclone's stages are external: give the folder its files are in, CREATE STAGE s URL = 's3a://bucket/path/'."
         )
-    url = external_location(execution, url_text, what="a stage")
+    url = external_location(execution.tables, url_text, what="a stage")
     catalog = execution.catalog
     with catalog.transaction():
         schema = require_schema(execution, name.database, name.schema)
@@ -132,7 +138,7 @@ def show_stages(execution: Execution, like: re.Pattern[str] | None) -> DataFrame
 
 def describe_stage(execution: Execution) -> DataFrame:
     """``DESCRIBE STAGE s``: its location and file format options, as Snowflake lists them."""
-    stage = require_stage(execution, execution.expression.this)
+    stage = require_stage(execution.tables, execution.expression.this)
     defaults = formats.FileFormat().options()
     data = [("STAGE_LOCATION", "URL", "String", stage.url, "")]
     data += [
@@ -141,15 +147,15 @@ def describe_stage(execution: Execution) -> DataFrame:
     return results.rows(execution.spark, DESCRIBE_SCHEMA, data)
 
 
-def require_stage(execution: Execution, target: exp.Table) -> StageEntry:
-    name = execution.tables.name(target)
-    stage = execution.catalog.stage(name.database, name.schema, name.name)
+def require_stage(tables: Tables, target: exp.Table) -> StageEntry:
+    name = tables.name(target)
+    stage = tables.catalog.stage(name.database, name.schema, name.name)
     if stage is None:
         raise ObjectNotFoundError(str(name), "Stage")
     return stage
 
 
-def require_file_format(execution: Execution, reference: exp.Expression) -> FileFormatEntry:
+def require_file_format(tables: Tables, reference: exp.Expression) -> FileFormatEntry:
     """The named file format ``FORMAT_NAME = …`` names (``'db.s.f'`` or ``f``), resolved like any name."""
     if isinstance(reference, exp.Table):
         target = reference
@@ -157,15 +163,15 @@ def require_file_format(execution: Execution, reference: exp.Expression) -> File
         target = table_reference(reference.name)
     else:
         target = table_reference(reference.sql(dialect="snowflake"))
-    name = execution.tables.name(target)
-    entry = execution.catalog.file_format(name.database, name.schema, name.name)
+    name = tables.name(target)
+    entry = tables.catalog.file_format(name.database, name.schema, name.name)
     if entry is None:
         raise ObjectNotFoundError(str(name), "File format")
     return entry
 
 
-def named_format(execution: Execution, reference: exp.Expression) -> formats.FileFormat:
-    return formats.stored(require_file_format(execution, reference).options)
+def named_format(tables: Tables, reference: exp.Expression) -> formats.FileFormat:
+    return formats.stored(require_file_format(tables, reference).options)
 
 
 def stage_reference(text: str) -> tuple[exp.Table, str]:
@@ -184,16 +190,16 @@ def stage_reference(text: str) -> tuple[exp.Table, str]:
     return table_reference(name), path.strip("/")
 
 
-def stage_location(execution: Execution, text: str) -> Location:
+def stage_location(tables: Tables, text: str) -> Location:
     """Where ``@stage[/path]`` reads."""
     target, path = stage_reference(text)
-    stage = require_stage(execution, target)
+    stage = require_stage(tables, target)
     # Checked again at each use: a table may have been created in the stage's folder since.
-    external_location(execution, stage.url, what="a stage")
+    external_location(tables, stage.url, what="a stage")
     named = stage.file_format.get("FORMAT_NAME")
     if named is not None:
         database, schema, name = named.split(".", 2)
-        entry = execution.catalog.file_format(database, schema, name)
+        entry = tables.catalog.file_format(database, schema, name)
         if entry is None:
             raise ObjectNotFoundError(named, "File format")
         file_format = formats.stored(entry.options)
@@ -205,12 +211,18 @@ def stage_location(execution: Execution, text: str) -> Location:
 def list_stage(execution: Execution) -> DataFrame:
     """``LIST @s[/path] [PATTERN = '<regex>']``: the files a COPY from there could load."""
     expression = execution.expression
-    location = stage_location(execution, expression.name)
+    location = stage_location(execution.tables, expression.name)
     pattern = expression.args.get("pattern")
     regex = compile_pattern(value_of(pattern)) if pattern is not None else None
     files = [f for f in execution.storage.files_at(location.uri) if regex is None or regex.fullmatch(location.relative(f.uri))]
     data = [(f.uri, f.size, execution.storage.md5(f.uri), _http_date(f)) for f in sorted(files, key=lambda f: f.uri)]
     return results.rows(execution.spark, LIST_SCHEMA, data)
+
+
+def checksums(storage: Storage, uris: Sequence[str]) -> dict[str, str]:
+    """Each file's MD5, several files at a time (the JVM reads them; Python waits)."""
+    with ThreadPoolExecutor(CHECKSUM_THREADS) as pool:
+        return dict(zip(uris, pool.map(storage.md5, uris), strict=True))
 
 
 def compile_pattern(text: str) -> re.Pattern[str]:
