@@ -27,6 +27,8 @@ FEATURES = (
     "lakeclone.loading",
     # After access, views and streams: policies protect what the binder makes of tables, views and streams.
     "lakeclone.policies",
+    # After every feature whose objects it lists (their column attributes, table attributes, visibility).
+    "lakeclone.information_schema",
 )
 
 

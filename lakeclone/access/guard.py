@@ -206,10 +206,9 @@ class Guard:
             self.sees(catalog, roles, securable)
         )
 
-    def visible(self, executor: Executor, what: str) -> tuple[tuple[str, ...], set[tuple[str, ...]]] | None:
-        """What SHOW lists for the role: the objects it sees, in containers it may use."""
-        catalog = executor.catalog
-        roles = self.roles(catalog, executor.context.role)
+    def visible(self, catalog: Catalog, role: str, what: str) -> tuple[tuple[str, ...], set[tuple[str, ...]]] | None:
+        """What SHOW lists for ``role``: the objects it sees, in containers it may use."""
+        roles = self.roles(catalog, role)
         if ACCOUNTADMIN in roles or what not in SHOWN:
             return None
         kind, columns = SHOWN[what]

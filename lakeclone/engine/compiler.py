@@ -78,9 +78,10 @@ def name_positional_columns(expression: exp.Expr) -> None:
 
 
 def _bound_files(table: exp.Table, tables: Tables) -> exp.Expression:
-    if not registry.STAGED_FILES:
+    bind = registry.SLOTS.staged_files
+    if bind is None:
         raise SqlCompilationError(f"Reading staged files ({table.name}) is not supported.")
-    return registry.STAGED_FILES[0](tables, table)
+    return bind(tables, table)
 
 
 def bind_session_functions(expression: exp.Expr, tables: Tables) -> None:

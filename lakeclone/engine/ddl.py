@@ -78,11 +78,19 @@ def _create_database(execution: Execution) -> DataFrame:
     return results.status(execution.spark, f"Database {name} successfully created.")
 
 
+# The schema whose views describe a database, in every database.
+INFORMATION_SCHEMA = "INFORMATION_SCHEMA"
+
+
 def _create_schema(execution: Execution) -> DataFrame:
     expression = execution.expression
     parent, name = schema_name(expression.this, database=execution.session.database)
     catalog = execution.catalog
     settings = properties_of(expression, ObjectKind.SCHEMA)
+    if name == INFORMATION_SCHEMA:  # every database has one, whose views are read, never created
+        if expression.args.get("exists"):
+            return results.status(execution.spark, f"{name} already exists, statement succeeded.")
+        raise ObjectExistsError(name)
     with catalog.transaction():
         database = require_database(execution, parent)
         existing = catalog.schema(parent, name)

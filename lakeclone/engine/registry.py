@@ -181,9 +181,6 @@ class TableFunction:
 TABLE_FUNCTIONS: dict[str, TableFunction] = {}
 """Table functions lakeclone binds itself (``TABLE_CHANGES``), by upper-case name."""
 
-STAGED_FILES: list[Callable[[Tables, exp.Table], exp.Expression]] = []
-"""Binds a reference to staged files, ``@stage[/path] [(FILE_FORMAT => …, PATTERN => …)]``, to their rows (one binder)."""
-
 BEFORE_COMMIT: list[Callable[[Execution, str | None], None]] = []
 """Run before each Delta commit a statement makes, with the location it commits to (None when unknown)."""
 
@@ -243,8 +240,8 @@ class Authorizer(Protocol):
     def owns_table(self, executor: Executor, table_id: str) -> bool:
         """Whether the session's role owns a table (or is ACCOUNTADMIN)."""
 
-    def visible(self, executor: Executor, what: str) -> tuple[tuple[str, ...], set[tuple[str, ...]]] | None:
-        """What ``SHOW <what>`` may list: (its key columns, their values for the objects the role sees), or None for all."""
+    def visible(self, catalog: Catalog, role: str, what: str) -> tuple[tuple[str, ...], set[tuple[str, ...]]] | None:
+        """What ``SHOW <what>`` may list to ``role``: (its key columns, their values for the objects it sees), or None for all."""
 
 
 USES: dict[str, Handler] = {}
@@ -254,12 +251,17 @@ SESSION_STARTS: list[Callable[[Executor], None]] = []
 """Run when a Lake starts its session, after the recoveries: check who signs in, as what role."""
 
 
+StagedFiles = Callable[["Tables", "exp.Table"], "exp.Expression"]
+"""Binds a reference to staged files, ``@stage[/path] [(FILE_FORMAT => …, PATTERN => …)]``, to the rows of its files."""
+
+
 @dataclass
 class Slots:
     """Features that fill a single slot rather than a list."""
 
     authorizer: Authorizer | None = None
     clone: Handler | None = None
+    staged_files: StagedFiles | None = None
     insert_defaults: InsertDefaults | None = None
     merge_defaults: MergeDefaults | None = None
 

@@ -99,7 +99,7 @@ def _visible(execution: Execution, what: str, frame: DataFrame) -> DataFrame:
     from pyspark.sql import functions as F
 
     authorizer = registry.SLOTS.authorizer
-    visible = authorizer.visible(execution.executor, what) if authorizer is not None else None
+    visible = authorizer.visible(execution.catalog, execution.session.role, what) if authorizer is not None else None
     if visible is None:
         return frame
     columns, keys = visible

@@ -243,5 +243,5 @@ def _format_of(files: list[FileInfo]) -> str:
     )
 
 
-registry.STAGED_FILES.append(bind_staged_files)
+registry.SLOTS.staged_files = bind_staged_files
 registry.TABLE_FUNCTIONS["READ_FILES"] = registry.TableFunction(bind_read_files, reads_files=True)
