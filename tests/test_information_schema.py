@@ -19,7 +19,7 @@ def _shop(lake: lakeclone.Lake) -> None:
         "INSERT INTO orders (id, customer, amount) VALUES (1, 'ann', 10.5), (2, 'bob', 7);"
         "CREATE VIEW big AS SELECT id, amount FROM orders WHERE amount > 8;"
         "CREATE TABLE secrets (note STRING);"
-        "CREATE SCHEMA staging COMMENT = 'raw'"
+        "CREATE SCHEMA staging COMMENT = 'raw'; USE SCHEMA lake.public"
     )
 
 
@@ -28,8 +28,8 @@ def test_tables_columns_views_and_schemata_describe_a_database(lake: lakeclone.L
     tables = "SELECT table_schema, table_name, table_type, table_owner, row_count, retention_time, comment FROM information_schema.tables"
     assert rows(lake, tables) == [
         ("PUBLIC", "BIG", "VIEW", "ACCOUNTADMIN", None, None, None),
-        ("PUBLIC", "ORDERS", "BASE TABLE", "ACCOUNTADMIN", 2, 1, "of record"),
-        ("PUBLIC", "SECRETS", "BASE TABLE", "ACCOUNTADMIN", 0, 1, None),
+        ("PUBLIC", "ORDERS", "BASE TABLE", "ACCOUNTADMIN", 2, 7, "of record"),
+        ("PUBLIC", "SECRETS", "BASE TABLE", "ACCOUNTADMIN", 0, 7, None),
     ]
     columns = lake.sql(
         "SELECT column_name, ordinal_position, is_nullable, data_type, character_maximum_length, numeric_precision, "
@@ -70,7 +70,7 @@ def test_information_schema_lists_only_what_the_role_sees(lake: lakeclone.Lake) 
     lake.sql(
         "CREATE ROLE analyst; CREATE USER ann; GRANT ROLE analyst TO USER ann; CREATE ROLE nobody; CREATE USER nob;"
         "GRANT ROLE nobody TO USER nob; GRANT USAGE ON DATABASE lake TO ROLE analyst;"
-        "GRANT USAGE ON SCHEMA lake.public TO ROLE analyst; GRANT SELECT ON TABLE orders TO ROLE analyst"
+        "GRANT USAGE ON SCHEMA lake.public TO ROLE analyst; GRANT SELECT ON TABLE lake.public.orders TO ROLE analyst; USE SCHEMA lake.public"
     )
     ann = session_of(lake, "ann", "analyst")
     assert rows(ann, "SELECT table_name FROM information_schema.tables") == [("ORDERS",)]
