@@ -25,7 +25,7 @@ from lakeclone.catalog.access import ACCOUNT, ACCOUNTADMIN, PUBLIC
 from lakeclone.catalog.names import database_name, schema_name
 from lakeclone.catalog.policies import PolicyEntry, PolicyKind
 from lakeclone.dialect import expressions as lx
-from lakeclone.dialect import table_reference
+from lakeclone.dialect import option_reference, table_reference
 from lakeclone.engine.compiler import read_references, staged_references, table_function_calls
 from lakeclone.errors import InsufficientPrivilegesError, ObjectNotFoundError, SqlCompilationError
 from lakeclone.views.expand import definition_scope, parse_definition
@@ -548,13 +548,7 @@ def _named_formats(tables: Tables, expression: exp.Expression) -> Iterator[Need 
 
 def _format_usage(tables: Tables, value: exp.Expression) -> Iterator[Need | None]:
     """USAGE on the file format ``value`` names: ``f``, ``'db.s.f'``."""
-    if isinstance(value, exp.Table):
-        reference = value
-    elif isinstance(value, exp.Literal) and value.is_string:
-        reference = table_reference(value.name)
-    else:
-        reference = table_reference(value.sql(dialect="snowflake"))
-    named = relation(tables, reference, ("FILE FORMAT",))
+    named = relation(tables, option_reference(value), ("FILE FORMAT",))
     yield Need(named, (Privilege.USAGE,)) if named else None
 
 

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from lakeclone.dialect.lsql import Lsql, ParsedStatement, parse, table_reference
+from lakeclone.dialect.lsql import Lsql, ParsedStatement, option_reference, parse, table_reference
 
-__all__ = ["Lsql", "ParsedStatement", "parse", "table_reference"]
+__all__ = ["Lsql", "ParsedStatement", "option_reference", "parse", "table_reference"]

@@ -677,6 +677,15 @@ def _check_size(tokens: list[Token]) -> None:
         )
 
 
+def option_reference(value: exp.Expression) -> exp.Table:
+    """The object an option's value names (``FORMAT_NAME = f``, ``FILE_FORMAT => 'db.s.f'``): a name or its text."""
+    if isinstance(value, exp.Table):
+        return value
+    if isinstance(value, exp.Literal) and value.is_string:
+        return table_reference(value.name)
+    return table_reference(value.sql(dialect="snowflake"))
+
+
 def table_reference(text: str) -> exp.Table:
     """A name given as text (``'db.s.t'``), parsed and normalized as the same name written in a statement.
 

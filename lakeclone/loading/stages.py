@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from lakeclone.catalog.stages import FileFormatEntry, StageEntry
-from lakeclone.dialect import table_reference
+from lakeclone.dialect import option_reference, table_reference
 from lakeclone.engine import registry, results
 from lakeclone.engine.objects import external_location, require_schema, value_of
 from lakeclone.engine.show import scope_schemas
@@ -157,13 +157,7 @@ def require_stage(tables: Tables, target: exp.Table) -> StageEntry:
 
 def require_file_format(tables: Tables, reference: exp.Expression) -> FileFormatEntry:
     """The named file format ``FORMAT_NAME = …`` names (``'db.s.f'`` or ``f``), resolved like any name."""
-    if isinstance(reference, exp.Table):
-        target = reference
-    elif isinstance(reference, exp.Literal) and reference.is_string:
-        target = table_reference(reference.name)
-    else:
-        target = table_reference(reference.sql(dialect="snowflake"))
-    name = tables.name(target)
+    name = tables.name(option_reference(reference))
     entry = tables.catalog.file_format(name.database, name.schema, name.name)
     if entry is None:
         raise ObjectNotFoundError(str(name), "File format")
