@@ -89,6 +89,8 @@ class LakecloneError(Exception):
 
     statement: StatementPosition | None = None
     internal_traceback: TracebackType | None = None
+    # Snowflake's error code for the error, where it has one: the query history's ERROR_CODE.
+    code: ClassVar[str | None] = None
     # Whether IPython shows these errors as their message alone: one switch for the process (the extension loads once).
     short_in_ipython: ClassVar[bool] = False
 
@@ -154,6 +156,8 @@ class SqlSyntaxError(SqlCompilationError):
         token: the offending token's text.
     """
 
+    code = "001003"
+
     def __init__(self, line: int, position: int, token: str) -> None:
         self.line = line
         self.position = position
@@ -171,6 +175,8 @@ class UnsupportedStatementError(SqlCompilationError):
 class ObjectNotFoundError(SqlCompilationError):
     """An object does not exist (or the current role may not see it)."""
 
+    code = "002003"
+
     def __init__(self, name: str, kind: str = "Object") -> None:
         self.name = name
         super().__init__(f"{kind} '{name}' does not exist or not authorized.")
@@ -179,6 +185,7 @@ class ObjectNotFoundError(SqlCompilationError):
 class InsufficientPrivilegesError(SqlCompilationError):
     """The current role sees an object but lacks the privilege a statement needs on it."""
 
+    code = "003001"
     prefix = "SQL access control error:\n"
 
     def __init__(self, kind: str, name: str) -> None:

@@ -132,6 +132,10 @@ def _t_is(expected: list[tuple[Any, ...]]) -> Callable[[lakeclone.Lake, Any], No
     return check
 
 
+def _names_are(result: Any, expected: list[str]) -> None:
+    assert [r.column_name for r in result] == expected
+
+
 def _one_file(result: Any) -> None:
     assert [r.name.rsplit("/", 1)[-1] for r in result] == ["more.csv"]
 
@@ -233,6 +237,13 @@ MATRIX = [
         _rows_are([]),
     ),
     Case("SHOW PARAMETERS IN TABLE t", (*USAGE, "SELECT ON TABLE T")),
+    # Metadata: a table's columns and DDL to a role that sees it.
+    Case("SHOW COLUMNS IN TABLE t", (*USAGE, "SELECT ON TABLE T"), lambda admin, result: _names_are(result, ["A"])),
+    Case(
+        "SELECT GET_DDL('TABLE', 't')",
+        (*USAGE, "SELECT ON TABLE T"),
+        _rows_are([("create or replace TABLE T (\n\tA BIGINT\n) CHANGE_TRACKING = TRUE;",)]),
+    ),
     # DML: each write's own privilege, MODIFY for all of them, and SELECT on what it reads.
     Case(
         "INSERT OVERWRITE INTO t SELECT a FROM src",
@@ -545,13 +556,28 @@ def test_creator_role_owns_what_it_creates(admin: lakeclone.Lake) -> None:
     session.sql("DROP TABLE mine")
 
 
+QUERY_HISTORY_COLUMNS = (
+    "session_id",
+    "user_name",
+    "role_name",
+    "database_name",
+    "schema_name",
+    "query_type",
+    "error_code",
+    "error_message",
+)
+
+
 def test_migration_gives_existing_objects_to_accountadmin(lake: lakeclone.Lake) -> None:
     lake.sql("CREATE TABLE old (a INT)")
     path = lake.warehouse / "catalog.sqlite"
     db = sqlite3.connect(path)
     with db:
         # The catalog as it was before access control's migration and those after it
-        # (channels, policies, pending folders, query tags, stages).
+        # (channels, policies, pending folders, query tags, stages, query history).
+        db.execute("DROP INDEX queries_started")
+        for column in QUERY_HISTORY_COLUMNS:
+            db.execute(f"ALTER TABLE queries DROP COLUMN {column}")
         db.execute("ALTER TABLE queries DROP COLUMN query_tag")
         for table in (
             "loaded_files",
@@ -571,7 +597,7 @@ def test_migration_gives_existing_objects_to_accountadmin(lake: lakeclone.Lake) 
             "users",
         ):
             db.execute(f"DROP TABLE {table}")
-        db.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 6}")
+        db.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 7}")
     db.close()
     again = lakeclone.connect(lake.warehouse, spark=lake.spark, clock=lake.clock)
     owners = {(r.privilege, r.grantee_name) for r in again.sql("SHOW GRANTS ON TABLE old").collect()}

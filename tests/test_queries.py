@@ -136,6 +136,24 @@ def test_snowflake_functions_are_transpiled(lake: lakeclone.Lake) -> None:
     }
 
 
+def test_dateadd_below_a_day_moves_a_timestamp_by_its_unit(lake: lakeclone.Lake) -> None:
+    start = "'2024-01-15 10:00:00'::TIMESTAMP_NTZ"
+    (row,) = lake.sql(
+        f"SELECT DATEADD(minute, -10, {start}) AS m, DATEADD('hours', 2, {start}) AS h, "
+        f"TIMESTAMPADD(second, 30, {start}) AS s, DATEADD(ms, 5, {start}) AS ms, "
+        f"DATEDIFF(minute, {start}, DATEADD(hour, 1, {start})) AS diff"
+    ).collect()
+    assert row.asDict() == {
+        "M": dt.datetime(2024, 1, 15, 9, 50),
+        "H": dt.datetime(2024, 1, 15, 12, 0),
+        "S": dt.datetime(2024, 1, 15, 10, 0, 30),
+        "MS": dt.datetime(2024, 1, 15, 10, 0, 0, 5000),
+        "DIFF": 60,
+    }
+    with pytest.raises(lakeclone.LakecloneError, match="DATEADD by NANOSECOND is not supported"):
+        lake.sql(f"SELECT DATEADD(nanosecond, 1, {start})")
+
+
 def test_a_column_without_a_name_of_its_own_is_named_as_snowflake_names_it(shop: lakeclone.Lake) -> None:
     # After its expression, upper-cased (Spark would say count(1), (id + 1), x); a view's columns too.
     named = shop.sql("SELECT count(*), id + 1, 'x', id, CURRENT_SCHEMA(), c.* FROM customers AS c GROUP BY ALL")

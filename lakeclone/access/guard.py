@@ -234,6 +234,10 @@ class Guard:
                         keys.add((database.name, schema_entry.name, name))
         return columns, keys
 
+    def administers(self, catalog: Catalog, role: str) -> bool:
+        """Whether ``role`` is or inherits ACCOUNTADMIN."""
+        return ACCOUNTADMIN in self.roles(catalog, role)
+
     def require(self, catalog: Catalog, roles: set[str], need: Need) -> None:
         """Raise unless ``roles`` may reach ``need``'s object and hold one of its privileges."""
         for securable in _with_containers(need.securable)[:-1]:
@@ -330,7 +334,10 @@ def needs(tables: Tables, expression: exp.Expression) -> list[Need]:
 
 
 def _needs(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
-    if isinstance(expression, (exp.Select, exp.Union, exp.Intersect, exp.Except)):
+    if isinstance(expression, lx.Explain):
+        # Explaining a statement needs what running it needs.
+        yield from _needs(tables, expression.this)
+    elif isinstance(expression, (exp.Select, exp.Union, exp.Intersect, exp.Except)):
         yield from _reads(tables, expression)
     elif isinstance(expression, (exp.Insert, exp.Update, exp.Delete, exp.Merge)):
         yield from _dml(tables, expression)
@@ -736,10 +743,10 @@ def _seen(tables: Tables, target: exp.Table, kind: str) -> Iterator[Need | None]
 
 
 def _show_scope(tables: Tables, scope: exp.Table, kind: str) -> Iterator[Need | None]:
-    """SHOW … IN TABLE t needs to see t; IN SCHEMA s and IN DATABASE d need USAGE on them (else they do not exist)."""
+    """SHOW … IN TABLE t (VIEW v) needs to see it; IN SCHEMA s and IN DATABASE d need USAGE on them (else they do not exist)."""
     catalog = tables.catalog
-    if kind == "TABLE":
-        yield from _seen(tables, scope, "TABLE")
+    if kind in ("TABLE", "VIEW"):
+        yield from _seen(tables, scope, kind)
     elif kind == "DATABASE":
         database = database_securable(catalog, scope.name)
         yield Need(database, (Privilege.USAGE,)) if database else None

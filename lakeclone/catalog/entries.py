@@ -92,8 +92,34 @@ class TableEntry:
 
 
 @dataclass(frozen=True)
+class QueryOrigin:
+    """Who ran a statement, where, and what kind of statement it is: what the query history shows beside its text.
+
+    Attributes:
+        session_id: the session (:class:`lakeclone.catalog.sessions.SessionLock`) that ran it.
+        user: the signed-in user; role: the role it ran as.
+        database, schema: the session's current database and schema (None when unset).
+        query_type: Snowflake's QUERY_TYPE (``SELECT``, ``CREATE_TABLE``, …).
+        query_tag: the session's QUERY_TAG.
+    """
+
+    session_id: str = ""
+    user: str = ""
+    role: str = ""
+    database: str | None = None
+    schema: str | None = None
+    query_type: str = ""
+    query_tag: str = ""
+
+
+@dataclass(frozen=True)
 class QueryEntry:
-    """A statement lakeclone ran, with the warehouse ticks it started and finished at and its session's QUERY_TAG."""
+    """A statement lakeclone ran, with the warehouse ticks it started and finished at, and how it ended.
+
+    A statement that failed has ``error_message`` (and, where Snowflake has one
+    for its error, ``error_code``); one with neither ``finished_at`` nor an error
+    is still running, or its session died under it.
+    """
 
     id: str
     started_tick: int
@@ -101,7 +127,9 @@ class QueryEntry:
     started_at: dt.datetime
     finished_at: dt.datetime | None
     text: str
-    query_tag: str = ""
+    origin: QueryOrigin = QueryOrigin()
+    error_code: str | None = None
+    error_message: str | None = None
 
 
 @dataclass(frozen=True)

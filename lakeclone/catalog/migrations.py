@@ -443,6 +443,21 @@ CREATE INDEX loaded_files_file ON loaded_files(table_id, uri);
 CREATE INDEX loaded_files_holder ON loaded_files(holder)
 """
 
+# What QUERY_HISTORY shows of each statement beside its text: the session,
+# user and role that ran it, its current database and schema, its kind, and
+# how it failed (a statement that failed has an error message).
+QUERY_HISTORY = """
+ALTER TABLE queries ADD COLUMN session_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE queries ADD COLUMN user_name TEXT NOT NULL DEFAULT '';
+ALTER TABLE queries ADD COLUMN role_name TEXT NOT NULL DEFAULT '';
+ALTER TABLE queries ADD COLUMN database_name TEXT;
+ALTER TABLE queries ADD COLUMN schema_name TEXT;
+ALTER TABLE queries ADD COLUMN query_type TEXT NOT NULL DEFAULT '';
+ALTER TABLE queries ADD COLUMN error_code TEXT;
+ALTER TABLE queries ADD COLUMN error_message TEXT;
+CREATE INDEX queries_started ON queries(started_tick)
+"""
+
 Migration = Callable[[sqlite3.Connection], None]
 
 
@@ -467,6 +482,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _script(PENDING_FOLDERS),
     _script(QUERY_TAGS),
     _script(STAGES),
+    _script(QUERY_HISTORY),
 )
 """Migration ``n`` (1-based) brings a catalog from user_version ``n - 1`` to ``n``."""
 

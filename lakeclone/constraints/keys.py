@@ -154,8 +154,11 @@ def _column_name(node: exp.Expression) -> str:
     raise SqlCompilationError(f"invalid key column {node.sql(dialect='snowflake')}")
 
 
+SYSTEM_NAME_PREFIX = "SYS_CONSTRAINT_"
+
+
 def _system_name() -> str:
-    return f"SYS_CONSTRAINT_{uuid.uuid4()}"
+    return f"{SYSTEM_NAME_PREFIX}{uuid.uuid4()}"
 
 
 def _foreign_key(
@@ -331,7 +334,27 @@ def clone_constraints(event: CloneEvent) -> None:
             )
 
 
+def ddl_constraints(catalog: Catalog, entry: TableEntry) -> list[str]:
+    """A table's constraints as its DDL writes them: ``constraint <name> primary key (ID)``, a foreign key's table qualified.
+
+    A system-named constraint is written without its name, which a new table makes anew.
+    """
+    elements = []
+    for constraint in catalog.constraints(entry.id):
+        columns = ", ".join(constraint.columns)
+        named = "" if constraint.name.startswith(SYSTEM_NAME_PREFIX) else f"constraint {constraint.name} "
+        element = f"{named}{constraint.kind.value.lower()} ({columns})"
+        if constraint.kind is FOREIGN_KEY:
+            referenced = catalog.table_by_id(constraint.ref_table_id or "")
+            if referenced is None or referenced.dropped_at is not None:
+                continue
+            element += f" references {referenced.qualified} ({', '.join(constraint.ref_columns)})"
+        elements.append(element)
+    return elements
+
+
 registry.TABLE_DEFINITIONS.append(read_constraints)
+registry.TABLE_DDL_ELEMENTS.append(ddl_constraints)
 registry.COLUMN_ATTRIBUTES.append(key_columns)
 registry.CLONE_HOOKS.append(clone_constraints)
 registry.DROP_RESTRICTIONS.append(refuse_referenced)

@@ -98,6 +98,16 @@ class Vacuum(exp.Expression):
     arg_types = {"this": True, "retain": False, "dry_run": False}
 
 
+class Explain(exp.Expression):
+    """``EXPLAIN [USING {TEXT | TABULAR | JSON}] q`` (Snowflake) or ``EXPLAIN [EXTENDED | FORMATTED | CODEGEN | COST] q``.
+
+    ``this`` is the explained statement, ``using`` Snowflake's output format,
+    ``mode`` Databricks' (Spark's) plan mode; at most one of them is set.
+    """
+
+    arg_types = {"this": True, "using": False, "mode": False}
+
+
 class Restore(exp.Expression):
     """Delta's ``RESTORE [TABLE] t [TO] {VERSION | TIMESTAMP} AS OF …``.
 

@@ -28,6 +28,7 @@ from lakeclone.dialect.expressions import (
     CreateStream,
     DescribeDetail,
     DescribeHistory,
+    Explain,
     LsqlClone,
     Optimize,
     Restore,
@@ -87,6 +88,11 @@ _CONTAINER_ACTIONS: dict[str, AlterActionParser] = {
 _VIEW_ACTIONS: dict[str, AlterActionParser] = {**_CONTAINER_ACTIONS, **policies.TABLE_ACTIONS}
 
 
+# EXPLAIN's output formats (Snowflake's USING …) and plan modes (Databricks').
+EXPLAIN_FORMATS = ("TEXT", "TABULAR", "JSON")
+EXPLAIN_MODES = ("EXTENDED", "FORMATTED", "CODEGEN", "COST")
+
+
 class LsqlParser(policies.PolicyParser):
     """Snowflake's parser with lsql's statements and a strict statement grammar."""
 
@@ -96,6 +102,7 @@ class LsqlParser(policies.PolicyParser):
         "VACUUM": lambda self: self._parse_vacuum(),
         "RESTORE": lambda self: self._parse_restore(),
         "START": lambda self: self._parse_start_transaction(),
+        "EXPLAIN": lambda self: self._parse_explain(),
     }
 
     STATEMENT_PARSERS = {
@@ -125,6 +132,10 @@ class LsqlParser(policies.PolicyParser):
         "USERS": _show_parser("USERS"),
         **access.SHOW_PARSERS,
         "CHANNELS": _show_parser("CHANNELS"),
+        # Databricks' spelling of GET_DDL('TABLE', t).
+        "CREATE TABLE": lambda self: self.expression(
+            exp.Show(this="CREATE TABLE", scope=self._parse_table_parts(), scope_kind="TABLE")
+        ),
         **policies.SHOW_PARSERS,
     }
 
@@ -229,6 +240,19 @@ class LsqlParser(policies.PolicyParser):
         # SHOW TABLES TERSE, with TERSE where other systems put their options: Snowflake's SHOW TERSE TABLES.
         terse = self._match_text_seq("TERSE") or terse
         return super()._parse_show_snowflake(this, terse=terse, iceberg=iceberg)
+
+    def _parse_explain(self) -> Explain:
+        using = mode = None
+        if self._match(TokenType.USING):
+            if not self._match_texts(EXPLAIN_FORMATS):
+                self.raise_error("Expected TEXT, TABULAR or JSON", self._curr)
+            using = self._prev.text.upper()
+        elif self._match_texts(EXPLAIN_MODES):
+            mode = self._prev.text.upper()
+        statement = self._parse_statement()
+        if statement is None:
+            self.raise_error("Expected a statement to explain", self._curr)
+        return self.expression(Explain(this=statement, using=using, mode=mode))
 
     def _parse_restore(self) -> Restore:
         self._match(TokenType.TABLE)
@@ -514,6 +538,12 @@ def _restore_sql(self: LsqlGenerator, expression: Restore) -> str:
     return f"RESTORE TABLE {self.sql(table)} TO {self.sql(version)}"
 
 
+def _explain_sql(self: LsqlGenerator, expression: Explain) -> str:
+    using = f"USING {expression.text('using')} " if expression.text("using") else ""
+    mode = f"{expression.text('mode')} " if expression.text("mode") else ""
+    return f"EXPLAIN {using}{mode}{self.sql(expression, 'this')}"
+
+
 def _vacuum_sql(self: LsqlGenerator, expression: Vacuum) -> str:
     retain = self.sql(expression, "retain")
     retain = f" RETAIN {retain} HOURS" if retain else ""
@@ -541,7 +571,13 @@ class LsqlGenerator(Snowflake.Generator):
         ShowParameters: _show_parameters_sql,
         UnsetParameters: _unset_parameters_sql,
         Vacuum: _vacuum_sql,
+        Explain: _explain_sql,
     }
+
+    def show_sql(self, expression: exp.Show) -> str:
+        if expression.name == "CREATE TABLE":
+            return f"SHOW CREATE TABLE {self.sql(expression, 'scope')}"
+        return super().show_sql(expression)
 
     def version_sql(self, expression: exp.Version) -> str:
         """Write ``VERSION AS OF 3`` as Delta users do, not SQL:2011's ``FOR VERSION AS OF 3``."""
@@ -555,7 +591,9 @@ class Lsql(Snowflake):
 
     class Tokenizer(Snowflake.Tokenizer):
         # sqlglot tokenizes these as opaque commands; lsql parses their arguments.
-        KEYWORDS = {word: token for word, token in Snowflake.Tokenizer.KEYWORDS.items() if word not in {"OPTIMIZE", "VACUUM"}}
+        KEYWORDS = {
+            word: token for word, token in Snowflake.Tokenizer.KEYWORDS.items() if word not in {"OPTIMIZE", "VACUUM", "EXPLAIN"}
+        }
 
     Parser = LsqlParser
     Generator = LsqlGenerator

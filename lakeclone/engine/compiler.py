@@ -39,6 +39,7 @@ def bind_tables(expression: Bound, tables: Tables) -> Bound:
     """
     bound = expression.copy()
     bind_session_functions(bound, tables)
+    bind_catalog_functions(bound, tables)
     # Found before anything is replaced: what a table function or a relation binds to is no reference to bind.
     references = relation_references(bound)
     calls = table_function_calls(bound)
@@ -106,6 +107,19 @@ def bind_session_functions(expression: exp.Expr, tables: Tables) -> None:
         node.replace(value)
 
 
+def bind_catalog_functions(expression: exp.Expr, tables: Tables) -> None:
+    """Replace each call of a function lakeclone answers from the catalog (GET_DDL) with its value."""
+    for call in list(expression.find_all(exp.Anonymous)):
+        function = registry.SCALAR_FUNCTIONS.get(call.name.upper())
+        if function is None:
+            continue
+        value: exp.Expr = function(tables, call)
+        if isinstance(call.parent, exp.Select) and call.arg_key == "expressions":
+            # Snowflake names such a column after the call: GET_DDL('TABLE', 'T').
+            value = exp.alias_(value, exp.to_identifier(call.sql(dialect="snowflake").upper(), quoted=True))
+        call.replace(value)
+
+
 def relation_references(expression: exp.Expr) -> list[exp.Table]:
     """The references in ``expression`` that name a table, view or other relation: not CTE names nor table functions."""
     ctes = {cte.alias_or_name for cte in expression.find_all(exp.CTE)}
@@ -145,7 +159,10 @@ def protected(tables: Tables, name: QualifiedName, relation: exp.Expression) -> 
     a view's, and what a table function reads.
     """
     for protect in registry.PROTECTORS:
-        relation = protect(tables, name, relation)
+        guarded = protect(tables, name, relation)
+        if guarded is not relation:
+            tables.protected.append(name)
+        relation = guarded
     return relation
 
 
@@ -241,6 +258,10 @@ def to_spark(expression: exp.Expr) -> str:
     return _spark_forms(expression.copy()).sql(dialect=SPARK)
 
 
+# The units below a day that DATEADD takes, as Spark's TIMESTAMPADD names them.
+_TIME_UNITS = {"HOUR", "MINUTE", "SECOND", "MILLISECOND", "MICROSECOND"}
+
+
 def _spark_forms(expression: exp.Expr) -> exp.Expr:
     """Rewrite the Snowflake forms sqlglot keeps that Spark cannot parse or reads differently.
 
@@ -265,6 +286,15 @@ def _spark_forms(expression: exp.Expr) -> exp.Expr:
             # Snowflake's v:a.b[0] reads a VARIANT; Spark's get_json_object, sqlglot's spelling, reads JSON text.
             path = exp.Literal.string(_variant_path(extract.expression))
             extract.replace(exp.Anonymous(this="variant_get", expressions=[extract.this, path]))
+    for added in list(expression.find_all(exp.DateAdd)):
+        unit = added.text("unit").upper()
+        if unit == "NANOSECOND":
+            raise SqlCompilationError(
+                "DATEADD by NANOSECOND is not supported by lakeclone: Spark's timestamps hold microseconds."
+            )
+        if unit in _TIME_UNITS:
+            # sqlglot writes DATEADD(MINUTE, n, ts) as Spark's DATE_ADD(ts, n): n days, and a DATE.
+            added.replace(exp.Anonymous(this="timestampadd", expressions=[exp.var(unit), added.expression, added.this]))
     for sample in list(expression.find_all(exp.TableSample)):
         source = sample.parent
         if isinstance(source, (exp.Table, exp.Subquery)) and sample.arg_key == "sample":

@@ -45,6 +45,7 @@ class SessionContext:
         role: the current role (``USE ROLE``), whose privileges every statement is checked against.
         parameters: the session parameters ``ALTER SESSION SET`` set, by upper-cased key
             (see :mod:`lakeclone.engine.session_parameters`).
+        session_id: the session's id on its warehouse (its lock's), which its statements are recorded with.
     """
 
     database: str | None
@@ -53,3 +54,4 @@ class SessionContext:
     user: str = ADMINISTRATOR
     role: str = ACCOUNTADMIN
     parameters: dict[str, str] = field(default_factory=dict)
+    session_id: str = ""

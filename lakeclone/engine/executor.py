@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from lakeclone.catalog.sessions import SessionLock
-from lakeclone.catalog.store import DEFAULT_DATABASE, DEFAULT_SCHEMA, Catalog, TableEntry
+from lakeclone.catalog.store import DEFAULT_DATABASE, DEFAULT_SCHEMA, Catalog, QueryOrigin, TableEntry
 from lakeclone.delta.log import Delta
 from lakeclone.dialect import ParsedStatement, parse, table_reference
-from lakeclone.engine import ddl, dml, query, registry, session_parameters, show  # noqa: F401 - each registers its statements
+from lakeclone.engine import ddl, dml, history, query, registry, session_parameters, show  # noqa: F401 - each registers its statements
 from lakeclone.engine.ahead import StateAhead
 from lakeclone.engine.context import SessionContext
 from lakeclone.engine.tables import Tables
@@ -93,6 +93,7 @@ class Executor:
         self.default_time_zone: str = str(lake.spark.conf.get(session_parameters.SPARK_TIME_ZONE))
         self.state_ahead = StateAhead(self.delta) if lake.compute_ahead else None
         self.session = SessionLock(lake.warehouse)
+        self.context.session_id = self.session.id
         with internal_errors(), spark_errors():
             recover_pending_folders(self.catalog, self.storage, lake.warehouse)
             for recover in registry.RECOVERIES:
@@ -128,7 +129,11 @@ class Executor:
         return entry
 
     def run(self, text: str) -> DataFrame:
-        statements = parse(text)
+        try:
+            statements = parse(text)
+        except LakecloneError as error:
+            self._record_failure(text, None, error)
+            raise
         if not statements:
             raise SqlCompilationError("Empty SQL statement.")
         result = None
@@ -147,15 +152,43 @@ class Executor:
 
     def _run(self, statement: ParsedStatement) -> DataFrame:
         handler = registry.STATEMENTS.get(type(statement.expression))
-        if handler is None:
-            raise UnsupportedStatementError(statement.sql)
-        with internal_errors(), spark_errors():
-            # Before any hook: a denied statement must not even commit the open transaction.
-            if registry.SLOTS.authorizer is not None:
-                registry.SLOTS.authorizer.statement(self, statement.expression)
-            for prepare in registry.BEFORE_STATEMENT:
-                prepare(self, statement.expression)
+        try:
+            if handler is None:
+                raise UnsupportedStatementError(statement.sql)
+            with internal_errors(), spark_errors():
+                # Before any hook: a denied statement must not even commit the open transaction.
+                if registry.SLOTS.authorizer is not None:
+                    registry.SLOTS.authorizer.statement(self, statement.expression)
+                for prepare in registry.BEFORE_STATEMENT:
+                    prepare(self, statement.expression)
+        except LakecloneError as error:
+            self._record_failure(statement.sql, statement.expression, error)
+            raise
         return self._execute(statement, handler)
+
+    def _origin(self, expression: exp.Expression | None) -> QueryOrigin:
+        """Who runs a statement and where, as the query history shows it."""
+        context = self.context
+        return QueryOrigin(
+            self.session.id,
+            context.user,
+            context.role,
+            context.database,
+            context.schema,
+            history.query_type(expression),
+            self.query_tag,
+        )
+
+    def _record_failure(self, text: str, expression: exp.Expression | None, error: BaseException) -> None:
+        """Record a statement that failed before it ran (it did not parse, or its role may not run it)."""
+        now = self.lake.now()
+        query_id = str(uuid.uuid4())
+        try:
+            self.catalog.record_query(query_id, text, now, self._origin(expression))
+            self.catalog.fail_query(query_id, now, *history.failure(error))
+        except LakecloneError:
+            # The statement's own error is what its caller must see.
+            log.warning("could not record the failed statement %s in the query history", query_id, exc_info=True)
 
     def run_work(self, expression: exp.Expression, label: str, handler: registry.Handler) -> DataFrame:
         """Run ``handler`` as one unit of work, as a statement would run, for work no SQL text states.
@@ -169,7 +202,7 @@ class Executor:
     def _execute(self, statement: ParsedStatement, handler: registry.Handler) -> DataFrame:
         query_id = str(uuid.uuid4())
         started_at = self.lake.now()
-        self.catalog.record_query(query_id, statement.sql, started_at, self.query_tag)
+        self.catalog.record_query(query_id, statement.sql, started_at, self._origin(statement.expression))
         self.last_query_id = query_id
         settings = session_parameters.spark_settings(self)
         for attempt in range(1, ATTEMPTS + 1):
@@ -189,10 +222,12 @@ class Executor:
             except ConcurrentWriteError as error:
                 execution.work.rollback()
                 if not error.retryable or attempt == ATTEMPTS:
+                    self._record_end(query_id, error)
                     raise
                 log.info("%s lost a race to concurrent writers; running it again (attempt %d)", query_id, attempt + 1)
-            except BaseException:
+            except BaseException as error:
                 execution.work.rollback()
+                self._record_end(query_id, error)
                 raise
             finally:
                 execution.tables.close()
@@ -200,6 +235,13 @@ class Executor:
         if self.state_ahead is not None:
             self.state_ahead.after_statement(execution.work.written)
         return with_settings(tag(checked(result), self.lake.progress), settings)
+
+    def _record_end(self, query_id: str, error: BaseException) -> None:
+        """Record how a statement failed; the failure, not a catalog that cannot take the record, is what reaches the caller."""
+        try:
+            self.catalog.fail_query(query_id, self.lake.now(), *history.failure(error))
+        except LakecloneError:
+            log.warning("could not record how statement %s failed in the query history", query_id, exc_info=True)
 
     @property
     def query_tag(self) -> str:

@@ -181,6 +181,12 @@ class TableFunction:
 TABLE_FUNCTIONS: dict[str, TableFunction] = {}
 """Table functions lakeclone binds itself (``TABLE_CHANGES``), by upper-case name."""
 
+SCALAR_FUNCTIONS: dict[str, Callable[[Tables, exp.Anonymous], exp.Expression]] = {}
+"""Functions lakeclone answers itself from the catalog (``GET_DDL``), by upper-case name: the call bound to its value."""
+
+TABLE_DDL_ELEMENTS: list[Callable[[Catalog, TableEntry], list[str]]] = []
+"""The table elements a feature adds to a table's DDL after its columns (``primary key (ID)``)."""
+
 BEFORE_COMMIT: list[Callable[[Execution, str | None], None]] = []
 """Run before each Delta commit a statement makes, with the location it commits to (None when unknown)."""
 
@@ -242,6 +248,9 @@ class Authorizer(Protocol):
 
     def visible(self, catalog: Catalog, role: str, what: str) -> tuple[tuple[str, ...], set[tuple[str, ...]]] | None:
         """What ``SHOW <what>`` may list to ``role``: (its key columns, their values for the objects it sees), or None for all."""
+
+    def administers(self, catalog: Catalog, role: str) -> bool:
+        """Whether ``role`` is or inherits ACCOUNTADMIN (it sees every user's statements in the query history)."""
 
 
 USES: dict[str, Handler] = {}

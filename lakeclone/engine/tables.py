@@ -61,6 +61,7 @@ class Tables:
         relations: the relations (views, by qualified name) whose definitions are
             being bound around this one, outermost first.
         stream_reads: the streams the statement read, by stream id.
+        protected: the relations the statement reads through their policies (a mask, a row filter).
     """
 
     def __init__(
@@ -88,6 +89,7 @@ class Tables:
         self._current: dict[str, int] = {}
         self._views: list[str] = []
         self.stream_reads: dict[str, StreamRead] = {}
+        self.protected: list[QualifiedName] = []
 
     @property
     def spark(self) -> SparkSession:
@@ -115,6 +117,7 @@ class Tables:
         inner._current = self._current
         inner._views = self._views
         inner.stream_reads = self.stream_reads
+        inner.protected = self.protected
         return inner
 
     def name(self, table: exp.Table) -> QualifiedName:

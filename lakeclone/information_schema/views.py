@@ -9,6 +9,7 @@ which the binder's privilege check asks for like any name's container.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -16,15 +17,15 @@ from sqlglot import exp
 
 from lakeclone.catalog import parameters as params
 from lakeclone.catalog.entries import ObjectKind
-from lakeclone.engine import registry, results
-from lakeclone.engine.compiler import spark_sql
+from lakeclone.engine import results
 from lakeclone.engine.show import table_attributes
+from lakeclone.information_schema.columns import Column, snowflake_type, table_columns, view_columns
+from lakeclone.information_schema.visibility import sees, visible_keys
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
-    from pyspark.sql.types import StructField
 
-    from lakeclone.catalog.entries import DatabaseEntry, SchemaEntry, TableEntry, ViewEntry
+    from lakeclone.catalog.entries import DatabaseEntry, SchemaEntry, TableEntry
     from lakeclone.catalog.names import QualifiedName
     from lakeclone.engine.tables import Tables
 
@@ -33,7 +34,7 @@ SCHEMA = "INFORMATION_SCHEMA"
 TABLES_SCHEMA = (
     "TABLE_CATALOG STRING, TABLE_SCHEMA STRING, TABLE_NAME STRING, TABLE_OWNER STRING, TABLE_TYPE STRING, "
     "IS_TRANSIENT STRING, CLUSTERING_KEY STRING, ROW_COUNT BIGINT, BYTES BIGINT, RETENTION_TIME BIGINT, "
-    "CREATED TIMESTAMP, AUTO_CLUSTERING_ON STRING, COMMENT STRING"
+    "CREATED TIMESTAMP, LAST_ALTERED TIMESTAMP, AUTO_CLUSTERING_ON STRING, COMMENT STRING"
 )
 COLUMNS_SCHEMA = (
     "TABLE_CATALOG STRING, TABLE_SCHEMA STRING, TABLE_NAME STRING, COLUMN_NAME STRING, ORDINAL_POSITION BIGINT, "
@@ -53,9 +54,6 @@ TABLE_PRIVILEGES_SCHEMA = (
     "PRIVILEGE_TYPE STRING, IS_GRANTABLE STRING, WITH_HIERARCHY STRING"
 )
 
-# Snowflake's length of a VARCHAR declared without one.
-_TEXT_LENGTH = 16_777_216
-
 
 def bind_information_schema(tables: Tables, table: exp.Table, name: QualifiedName) -> exp.Expression | None:
     """``[db.]INFORMATION_SCHEMA.<view>`` bound to its rows for the session's role; None for any other name."""
@@ -72,8 +70,8 @@ def bind_information_schema(tables: Tables, table: exp.Table, name: QualifiedNam
 def _tables(tables: Tables, database: DatabaseEntry) -> DataFrame:
     catalog = tables.catalog
     schemas = catalog.schemas(database)
-    seen_tables, seen_views = _visible(tables, "TABLES"), _visible(tables, "VIEWS")
-    listed = [table for table in (t for s in schemas for t in catalog.tables(s)) if _sees(seen_tables, table)]
+    seen_tables, seen_views = visible_keys(tables, "TABLES"), visible_keys(tables, "VIEWS")
+    listed = [table for table in (t for s in schemas for t in catalog.tables(s)) if sees(seen_tables, table)]
     counts = tables.delta.latest_counts([table.location for table in listed])
     settings = catalog.table_parameters(listed)
     data: list[tuple[Any, ...]] = []
@@ -93,12 +91,13 @@ def _tables(tables: Tables, database: DatabaseEntry) -> DataFrame:
                 count.size,
                 int(settings[table.id][params.RETENTION]),
                 table.created_at,
+                _last_altered(tables, table, count.version),
                 attributes["automatic_clustering"],
                 settings[table.id]["COMMENT"] or None,
             )
         )
     for view in (v for s in schemas for v in catalog.views(s)):
-        if _sees(seen_views, view):
+        if sees(seen_views, view):
             comment = catalog.parameters(view.id).get("COMMENT") or None
             owner = catalog.owner("VIEW", view.id) or None
             data.append(
@@ -114,6 +113,7 @@ def _tables(tables: Tables, database: DatabaseEntry) -> DataFrame:
                     None,
                     None,
                     view.created_at,
+                    view.created_at,
                     "OFF",
                     comment,
                 )
@@ -121,33 +121,29 @@ def _tables(tables: Tables, database: DatabaseEntry) -> DataFrame:
     return results.rows(tables.spark, TABLES_SCHEMA, sorted(data, key=_by_name))
 
 
+def _last_altered(tables: Tables, table: TableEntry, version: int) -> dt.datetime:
+    """When a table last changed: its latest commit's time by the Lake's clock (its creation, for a clone made since)."""
+    commits = tables.log(table).commits_after(version - 1)
+    return max(commits[-1].timestamp, table.created_at) if commits else table.created_at
+
+
 def _columns(tables: Tables, database: DatabaseEntry) -> DataFrame:
     catalog = tables.catalog
     schemas = catalog.schemas(database)
-    seen_tables, seen_views = _visible(tables, "TABLES"), _visible(tables, "VIEWS")
+    seen_tables, seen_views = visible_keys(tables, "TABLES"), visible_keys(tables, "VIEWS")
     data: list[tuple[Any, ...]] = []
     for table in (t for s in schemas for t in catalog.tables(s)):
-        if not _sees(seen_tables, table):
-            continue
-        attributes: dict[str, dict[str, str | None]] = {}
-        for supplier in registry.COLUMN_ATTRIBUTES:
-            for column, values in supplier(catalog, table.id).items():
-                attributes.setdefault(column, {}).update(values)
-        fields = tables.log(table).schema(tables.current_version(table)).fields
-        data += _column_rows(table.database, table.schema, table.name, fields, attributes)
+        if sees(seen_tables, table):
+            data += _column_rows(table.database, table.schema, table.name, table_columns(tables, table))
     for view in (v for s in schemas for v in catalog.views(s)):
-        if _sees(seen_views, view):
-            # A view's columns are what its query yields now: Spark analyses it, and runs nothing.
-            reference = exp.table_(view.name, db=view.schema, catalog=view.database, quoted=True)
-            fields = tables.spark.sql(spark_sql(exp.select("*").from_(reference), tables)).schema.fields
-            data += _column_rows(view.database, view.schema, view.name, fields, {})
+        if sees(seen_views, view):
+            data += _column_rows(view.database, view.schema, view.name, view_columns(tables, view))
     return results.rows(tables.spark, COLUMNS_SCHEMA, sorted(data, key=lambda row: (*_by_name(row), row[4])))
 
 
-def _column_rows(
-    database: str, schema: str, name: str, fields: Sequence[StructField], attributes: dict[str, dict[str, str | None]]
-) -> Iterable[tuple[Any, ...]]:
-    for position, field in enumerate(fields, 1):
+def _column_rows(database: str, schema: str, name: str, columns: Sequence[Column]) -> Iterable[tuple[Any, ...]]:
+    for position, column in enumerate(columns, 1):
+        field = column.field
         kind, length, precision, scale = snowflake_type(field)
         yield (
             database,
@@ -155,7 +151,7 @@ def _column_rows(
             name,
             field.name.upper(),
             position,
-            attributes.get(field.name.upper(), {}).get("default"),
+            column.default,
             "YES" if field.nullable else "NO",
             kind,
             length,
@@ -165,38 +161,9 @@ def _column_rows(
         )
 
 
-def snowflake_type(field: StructField) -> tuple[str, int | None, int | None, int | None]:
-    """A column's type as Snowflake's INFORMATION_SCHEMA.COLUMNS gives it: (DATA_TYPE, length, precision, scale)."""
-    from pyspark.sql import types as T
-
-    kind = field.dataType
-    if isinstance(kind, (T.ByteType, T.ShortType, T.IntegerType, T.LongType)):
-        return "NUMBER", None, 38, 0
-    if isinstance(kind, T.DecimalType):
-        return "NUMBER", None, kind.precision, kind.scale
-    if isinstance(kind, (T.FloatType, T.DoubleType)):
-        return "FLOAT", None, None, None
-    if isinstance(kind, (T.StringType, T.CharType, T.VarcharType)):
-        declared = str(field.metadata.get("__CHAR_VARCHAR_TYPE_STRING", ""))
-        length = int(declared[declared.index("(") + 1 : -1]) if "(" in declared else _TEXT_LENGTH
-        return "TEXT", length, None, None
-    named = {
-        T.BooleanType: "BOOLEAN",
-        T.DateType: "DATE",
-        T.TimestampType: "TIMESTAMP_LTZ",
-        T.TimestampNTZType: "TIMESTAMP_NTZ",
-        T.BinaryType: "BINARY",
-        T.VariantType: "VARIANT",
-        T.ArrayType: "ARRAY",
-        T.MapType: "OBJECT",
-        T.StructType: "OBJECT",
-    }
-    return named.get(type(kind), kind.simpleString().upper()), None, None, None
-
-
 def _views(tables: Tables, database: DatabaseEntry) -> DataFrame:
     catalog = tables.catalog
-    seen = _visible(tables, "VIEWS")
+    seen = visible_keys(tables, "VIEWS")
     data = [
         (
             view.database,
@@ -213,14 +180,14 @@ def _views(tables: Tables, database: DatabaseEntry) -> DataFrame:
         )
         for schema in catalog.schemas(database)
         for view in catalog.views(schema)
-        if _sees(seen, view)
+        if sees(seen, view)
     ]
     return results.rows(tables.spark, VIEWS_SCHEMA, sorted(data, key=_by_name))
 
 
 def _schemata(tables: Tables, database: DatabaseEntry) -> DataFrame:
     catalog = tables.catalog
-    visible = _visible(tables, "SCHEMAS")
+    visible = visible_keys(tables, "SCHEMAS")
     data: list[tuple[Any, ...]] = [
         (
             database.name,
@@ -249,12 +216,12 @@ def _containers(database: DatabaseEntry, schema: SchemaEntry) -> list[tuple[Obje
 def _table_privileges(tables: Tables, database: DatabaseEntry) -> DataFrame:
     """Each privilege on a table or view the role sees, ownership included, as Snowflake lists them."""
     catalog = tables.catalog
-    seen = {"TABLE": _visible(tables, "TABLES"), "VIEW": _visible(tables, "VIEWS")}
+    seen = {"TABLE": visible_keys(tables, "TABLES"), "VIEW": visible_keys(tables, "VIEWS")}
     data: list[tuple[Any, ...]] = []
     for schema in catalog.schemas(database):
         objects = [("TABLE", t) for t in catalog.tables(schema)] + [("VIEW", v) for v in catalog.views(schema)]
         for kind, entry in objects:
-            if not _sees(seen[kind], entry):
+            if not sees(seen[kind], entry):
                 continue
             object_id, name = entry.id, entry.name
             owner = catalog.owner(kind, object_id)
@@ -266,17 +233,6 @@ def _table_privileges(tables: Tables, database: DatabaseEntry) -> DataFrame:
     return results.rows(
         tables.spark, TABLE_PRIVILEGES_SCHEMA, sorted(data, key=lambda row: (row[2], row[3], row[4], row[1], row[5]))
     )
-
-
-def _sees(visible: set[tuple[str, ...]] | None, entry: TableEntry | ViewEntry) -> bool:
-    return visible is None or (entry.database, entry.schema, entry.name) in visible
-
-
-def _visible(tables: Tables, listing: str) -> set[tuple[str, ...]] | None:
-    """The keys of the objects ``SHOW <listing>`` would list to the session's role; None when it sees all."""
-    authorizer = registry.SLOTS.authorizer
-    found = authorizer.visible(tables.catalog, tables.session.role, listing) if authorizer is not None else None
-    return None if found is None else found[1]
 
 
 def _by_name(row: Sequence[Any]) -> tuple[str, str, str]:

@@ -1,0 +1,159 @@
+"""Columns of tables and views as Snowflake describes them: INFORMATION_SCHEMA.COLUMNS' types and ``SHOW COLUMNS``."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+
+from lakeclone.catalog.entries import ViewEntry
+from lakeclone.engine import registry, results
+from lakeclone.engine.compiler import spark_sql
+from lakeclone.engine.show import matches, scope_schemas
+from lakeclone.errors import ObjectNotFoundError
+from lakeclone.information_schema.visibility import sees, visible_keys
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructField
+
+    from lakeclone.catalog.entries import SchemaEntry, TableEntry
+    from lakeclone.engine.executor import Execution
+    from lakeclone.engine.tables import Tables
+
+SHOW_COLUMNS_SCHEMA = (
+    "table_name STRING, schema_name STRING, column_name STRING, data_type STRING, `null?` STRING, default STRING, "
+    "kind STRING, expression STRING, comment STRING, database_name STRING, autoincrement STRING"
+)
+
+# Snowflake's length of a VARCHAR declared without one, and of a BINARY.
+TEXT_LENGTH = 16_777_216
+BINARY_LENGTH = 8_388_608
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column of a table or view, with the default a feature keeps for it (``SEQ.NEXTVAL``)."""
+
+    field: StructField
+    default: str | None = None
+
+
+def table_columns(tables: Tables, table: TableEntry) -> list[Column]:
+    """A table's columns at the version the statement reads, with their defaults."""
+    attributes: dict[str, dict[str, str | None]] = {}
+    for supplier in registry.COLUMN_ATTRIBUTES:
+        for column, values in supplier(tables.catalog, table.id).items():
+            attributes.setdefault(column, {}).update(values)
+    fields = tables.log(table).schema(tables.current_version(table)).fields
+    return [Column(field, attributes.get(field.name.upper(), {}).get("default")) for field in fields]
+
+
+def view_columns(tables: Tables, view: ViewEntry) -> list[Column]:
+    """A view's columns: what its query yields now (Spark analyses it, and runs nothing)."""
+    reference = exp.table_(view.name, db=view.schema, catalog=view.database, quoted=True)
+    return [Column(field) for field in tables.spark.sql(spark_sql(exp.select("*").from_(reference), tables)).schema.fields]
+
+
+def snowflake_type(field: StructField) -> tuple[str, int | None, int | None, int | None]:
+    """A column's type as Snowflake's INFORMATION_SCHEMA.COLUMNS gives it: (DATA_TYPE, length, precision, scale)."""
+    from pyspark.sql import types as T
+
+    kind = field.dataType
+    if isinstance(kind, (T.ByteType, T.ShortType, T.IntegerType, T.LongType)):
+        return "NUMBER", None, 38, 0
+    if isinstance(kind, T.DecimalType):
+        return "NUMBER", None, kind.precision, kind.scale
+    if isinstance(kind, (T.FloatType, T.DoubleType)):
+        return "FLOAT", None, None, None
+    if isinstance(kind, (T.StringType, T.CharType, T.VarcharType)):
+        declared = str(field.metadata.get("__CHAR_VARCHAR_TYPE_STRING", ""))
+        length = int(declared[declared.index("(") + 1 : -1]) if "(" in declared else TEXT_LENGTH
+        return "TEXT", length, None, None
+    named = {
+        T.BooleanType: "BOOLEAN",
+        T.DateType: "DATE",
+        T.TimestampType: "TIMESTAMP_LTZ",
+        T.TimestampNTZType: "TIMESTAMP_NTZ",
+        T.BinaryType: "BINARY",
+        T.VariantType: "VARIANT",
+        T.ArrayType: "ARRAY",
+        T.MapType: "OBJECT",
+        T.StructType: "OBJECT",
+    }
+    return named.get(type(kind), kind.simpleString().upper()), None, None, None
+
+
+def type_document(field: StructField) -> str:
+    """SHOW COLUMNS' ``data_type``: Snowflake's JSON description of a column's type."""
+    kind, length, precision, scale = snowflake_type(field)
+    document: dict[str, Any]
+    if kind == "NUMBER":
+        document = {"type": "FIXED", "precision": precision, "scale": scale}
+    elif kind == "FLOAT":
+        document = {"type": "REAL"}
+    elif kind == "TEXT":
+        document = {"type": "TEXT", "length": length, "byteLength": min(4 * (length or 0), TEXT_LENGTH), "fixed": False}
+    elif kind == "BINARY":
+        document = {"type": "BINARY", "length": BINARY_LENGTH, "byteLength": BINARY_LENGTH, "fixed": False}
+    elif kind.startswith("TIMESTAMP"):
+        document = {"type": kind, "precision": 0, "scale": 9}
+    else:
+        document = {"type": kind}
+    document["nullable"] = field.nullable
+    return json.dumps(document, separators=(",", ":"))
+
+
+def show_columns(execution: Execution, pattern: re.Pattern[str] | None) -> DataFrame:
+    """``SHOW COLUMNS [LIKE '…'] [IN {ACCOUNT | DATABASE d | SCHEMA s | TABLE t | VIEW v}]``."""
+    tables = execution.tables
+    catalog = execution.catalog
+    expression = execution.expression
+    scope = expression.args.get("scope")
+    scope_kind = str(expression.args.get("scope_kind") or "").upper()
+    relations: list[TableEntry | ViewEntry]
+    if isinstance(scope, exp.Table) and scope_kind in ("TABLE", "VIEW"):
+        name = tables.name(scope)
+        found = (catalog.table(name.database, name.schema, name.name) if scope_kind == "TABLE" else None) or catalog.view(
+            name.database, name.schema, name.name
+        )
+        if found is None:
+            raise ObjectNotFoundError(str(name))
+        relations = [found]
+    else:
+        schemas: list[SchemaEntry] = (
+            [s for d in catalog.databases() for s in catalog.schemas(d)] if scope_kind == "ACCOUNT" else scope_schemas(execution)
+        )
+        seen_tables, seen_views = visible_keys(tables, "TABLES"), visible_keys(tables, "VIEWS")
+        relations = [
+            *(t for s in schemas for t in catalog.tables(s) if sees(seen_tables, t)),
+            *(v for s in schemas for v in catalog.views(s) if sees(seen_views, v)),
+        ]
+    data: list[tuple[Any, ...]] = []
+    for relation in relations:
+        columns = view_columns(tables, relation) if isinstance(relation, ViewEntry) else table_columns(tables, relation)
+        for column in columns:
+            if matches(pattern, column.field.name):
+                data.append(_show_row(relation, column))
+    data.sort(key=lambda row: (row[9], row[1], row[0]))
+    return results.rows(execution.spark, SHOW_COLUMNS_SCHEMA, data)
+
+
+def _show_row(relation: TableEntry | ViewEntry, column: Column) -> tuple[Any, ...]:
+    field = column.field
+    return (
+        relation.name,
+        relation.schema,
+        field.name.upper(),
+        type_document(field),
+        "true" if field.nullable else "false",
+        column.default,
+        "COLUMN",
+        None,
+        field.metadata.get("comment") or "",
+        relation.database,
+        "",
+    )

@@ -1,0 +1,230 @@
+"""``GET_DDL('TABLE' | 'VIEW' | 'SCHEMA' | 'DATABASE', name [, fully_qualified])`` and ``SHOW CREATE TABLE``.
+
+The statements that make an object again as it is now: a table's columns
+(types, NOT NULL, defaults, comments), the key constraints and clustering key
+features add, and the parameters set on it; a view's column names and query;
+a schema's or database's objects after it. Run through lakeclone, a table's
+DDL makes a table with the same Delta schema: types are spelled so that
+lakeclone reads them back as the same Spark type (``BIGINT``, ``NUMBER(10,2)``,
+``FLOAT`` for a double), each a spelling Snowflake also accepts.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+
+from lakeclone.catalog import parameters as params
+from lakeclone.engine import registry, results
+from lakeclone.engine.show import table_attributes
+from lakeclone.errors import ObjectNotFoundError, SqlCompilationError
+from lakeclone.information_schema.visibility import visible_keys
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import DataType, StructField
+
+    from lakeclone.catalog.entries import DatabaseEntry, SchemaEntry, TableEntry, ViewEntry
+    from lakeclone.engine.executor import Execution
+    from lakeclone.engine.tables import Tables
+
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
+_KINDS = ("TABLE", "VIEW", "SCHEMA", "DATABASE")
+
+
+def get_ddl(tables: Tables, call: exp.Anonymous) -> exp.Expression:
+    """``GET_DDL(kind, name [, fully_qualified])`` bound to its text, for an object the role sees."""
+    arguments = call.expressions
+    if not 2 <= len(arguments) <= 3 or not all(_is_string(a) for a in arguments[:2]):
+        raise SqlCompilationError("GET_DDL takes an object's kind and name: GET_DDL('TABLE', 't' [, TRUE]).")
+    kind, name = arguments[0].name.upper(), arguments[1].name
+    qualified = len(arguments) == 3 and _flag(arguments[2])
+    if kind not in _KINDS:
+        raise SqlCompilationError(f"Invalid object type '{arguments[0].name}' for GET_DDL: {', '.join(_KINDS)}.")
+    return exp.Literal.string(object_ddl(tables, kind, name, qualified=qualified))
+
+
+def show_create_table(execution: Execution, pattern: re.Pattern[str] | None) -> DataFrame:
+    """``SHOW CREATE TABLE t`` (Databricks' spelling): its DDL, fully qualified, in the column ``createtab_stmt``."""
+    scope = execution.expression.args["scope"]
+    tables = execution.tables
+    name = tables.name(scope)
+    parts = (name.database, name.schema, name.name)
+    # Databricks shows a view's DDL for SHOW CREATE TABLE <view> too.
+    kind = "VIEW" if tables.catalog.table(*parts) is None and tables.catalog.view(*parts) is not None else "TABLE"
+    text = object_ddl(tables, kind, scope.sql(dialect="snowflake"), qualified=True)
+    return results.rows(execution.spark, "createtab_stmt STRING", [(text,)])
+
+
+def object_ddl(tables: Tables, kind: str, name: str, *, qualified: bool) -> str:
+    """The DDL of the ``kind`` object ``name`` names (as a statement would name it), if the role sees it."""
+    from lakeclone.dialect import table_reference
+
+    catalog = tables.catalog
+    if kind == "DATABASE":
+        database = catalog.database(name.upper() if _PLAIN_NAME.fullmatch(name) else name)
+        if database is None or not _sees(tables, "DATABASES", (database.name,)):
+            raise ObjectNotFoundError(name, "Database")
+        return database_ddl(tables, database, qualified=qualified)
+    reference = table_reference(name if kind != "SCHEMA" else f"{name}.x")
+    if kind == "SCHEMA":
+        schema_name = tables.name(reference)
+        schema = catalog.schema(schema_name.database, schema_name.schema)
+        if schema is None or not _sees(tables, "SCHEMAS", (schema.database, schema.name)):
+            raise ObjectNotFoundError(f"{schema_name.database}.{schema_name.schema}", "Schema")
+        return schema_ddl(tables, schema, qualified=qualified)
+    qualified_name = tables.name(reference)
+    if kind == "TABLE":
+        entry = catalog.table(qualified_name.database, qualified_name.schema, qualified_name.name)
+        if entry is None or not _sees(tables, "TABLES", (entry.database, entry.schema, entry.name)):
+            raise ObjectNotFoundError(str(qualified_name))
+        return table_ddl(tables, entry, qualified=qualified)
+    view = catalog.view(qualified_name.database, qualified_name.schema, qualified_name.name)
+    if view is None or not _sees(tables, "VIEWS", (view.database, view.schema, view.name)):
+        raise ObjectNotFoundError(str(qualified_name))
+    return view_ddl(tables, view, qualified=qualified)
+
+
+def table_ddl(tables: Tables, entry: TableEntry, *, qualified: bool) -> str:
+    """``create or replace TABLE name (columns, constraints) [cluster by (…)] [parameters];``."""
+    catalog = tables.catalog
+    attributes: dict[str, dict[str, str | None]] = {}
+    for supplier in registry.COLUMN_ATTRIBUTES:
+        for column, values in supplier(catalog, entry.id).items():
+            attributes.setdefault(column, {}).update(values)
+    fields = tables.log(entry).schema(tables.current_version(entry)).fields
+    elements = [_column(field, attributes.get(field.name.upper(), {})) for field in fields]
+    for describe in registry.TABLE_DDL_ELEMENTS:
+        elements += describe(catalog, entry)
+    clauses = []
+    keys = table_attributes(catalog, entry.id)["clusteringColumns"]
+    if keys:
+        clauses.append(f"cluster by ({', '.join(keys)})")
+    clauses += _parameters(catalog.parameters(entry.id))
+    name = _name(entry.database, entry.schema, entry.name, qualified=qualified)
+    body = ",\n".join(f"\t{element}" for element in elements)
+    return f"create or replace TABLE {name} (\n{body}\n){_suffix(clauses)};"
+
+
+def view_ddl(tables: Tables, view: ViewEntry, *, qualified: bool) -> str:
+    """``create or replace view name (columns) [COMMENT = '…'] as <its query>;``."""
+    columns = ", ".join(_identifier(column) for column in view.columns)
+    comment = _parameters({"COMMENT": tables.catalog.parameters(view.id).get("COMMENT", "")})
+    name = _name(view.database, view.schema, view.name, qualified=qualified)
+    return f"create or replace view {name} ({columns}){_suffix(comment)} as {view.definition.strip()};"
+
+
+def schema_ddl(tables: Tables, schema: SchemaEntry, *, qualified: bool) -> str:
+    """The schema's DDL, then its tables' and views' the role sees, each a statement of its own."""
+    catalog = tables.catalog
+    clauses = _parameters(catalog.parameters(schema.id))
+    statements = [f"create or replace schema {_name(schema.database, schema.name, qualified=qualified)}{_suffix(clauses)};"]
+    seen_tables, seen_views = visible_keys(tables, "TABLES"), visible_keys(tables, "VIEWS")
+    for entry in catalog.tables(schema):
+        if seen_tables is None or (entry.database, entry.schema, entry.name) in seen_tables:
+            statements.append(table_ddl(tables, entry, qualified=qualified))
+    for view in catalog.views(schema):
+        if seen_views is None or (view.database, view.schema, view.name) in seen_views:
+            statements.append(view_ddl(tables, view, qualified=qualified))
+    return "\n\n".join(statements)
+
+
+def database_ddl(tables: Tables, database: DatabaseEntry, *, qualified: bool) -> str:
+    """The database's DDL, then each schema's the role may use."""
+    catalog = tables.catalog
+    clauses = _parameters(catalog.parameters(database.id))
+    statements = [f"create or replace database {_identifier(database.name)}{_suffix(clauses)};"]
+    seen = visible_keys(tables, "SCHEMAS")
+    for schema in catalog.schemas(database):
+        if seen is None or (database.name, schema.name) in seen:
+            statements.append(schema_ddl(tables, schema, qualified=qualified))
+    return "\n\n".join(statements)
+
+
+def _column(field: StructField, attributes: dict[str, str | None]) -> str:
+    parts = [_identifier(field.name), ddl_type(field)]
+    if not field.nullable:
+        parts.append("NOT NULL")
+    default = attributes.get("default")
+    if default is not None:
+        parts.append(f"DEFAULT {default}")
+    comment = field.metadata.get("comment")
+    if comment:
+        parts.append(f"COMMENT {_string(str(comment))}")
+    return " ".join(parts)
+
+
+def ddl_type(field: StructField) -> str:
+    """A column's type as DDL spells it: a Snowflake spelling lakeclone reads back as the same Spark type."""
+    from pyspark.sql import types as T
+
+    kind: DataType = field.dataType
+    if isinstance(kind, T.DecimalType):
+        return f"NUMBER({kind.precision},{kind.scale})"
+    if isinstance(kind, (T.StringType, T.CharType, T.VarcharType)):
+        declared = str(field.metadata.get("__CHAR_VARCHAR_TYPE_STRING", ""))
+        return declared.upper() if declared else "VARCHAR"
+    named: dict[type[DataType], str] = {
+        T.ByteType: "TINYINT",
+        T.ShortType: "SMALLINT",
+        T.IntegerType: "INT",
+        T.LongType: "BIGINT",
+        T.FloatType: "REAL",
+        T.DoubleType: "FLOAT",
+        T.BooleanType: "BOOLEAN",
+        T.DateType: "DATE",
+        T.TimestampType: "TIMESTAMP_LTZ",
+        T.TimestampNTZType: "TIMESTAMP_NTZ",
+        T.BinaryType: "BINARY",
+        T.VariantType: "VARIANT",
+    }
+    return named.get(type(kind), kind.simpleString().upper())
+
+
+def _parameters(values: dict[str, str]) -> list[str]:
+    """``KEY = value`` for each parameter set on the object, COMMENT last, as CREATE takes them."""
+    clauses = []
+    for key, parameter in params.PARAMETERS.items():
+        value = values.get(key)
+        if key == "COMMENT" or value is None:
+            continue
+        clauses.append(f"{key} = {value.upper() if parameter.type == 'BOOLEAN' else value}")
+    if values.get("COMMENT"):
+        clauses.append(f"COMMENT = {_string(values['COMMENT'])}")
+    return clauses
+
+
+def _suffix(clauses: list[str]) -> str:
+    return "".join(f" {clause}" for clause in clauses)
+
+
+def _name(*parts: str, qualified: bool) -> str:
+    return ".".join(_identifier(part) for part in (parts if qualified else parts[-1:]))
+
+
+def _identifier(name: str) -> str:
+    """A name as a statement spells it: plain when it reads back the same, else quoted."""
+    if _PLAIN_NAME.fullmatch(name) and name == name.upper():
+        return name
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _string(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _is_string(value: exp.Expression) -> bool:
+    return isinstance(value, exp.Literal) and value.is_string
+
+
+def _flag(value: exp.Expression) -> bool:
+    if isinstance(value, exp.Boolean):
+        return bool(value.this)
+    raise SqlCompilationError(f"GET_DDL's third argument is TRUE or FALSE, got {value.sql(dialect='snowflake')}.")
+
+
+def _sees(tables: Tables, listing: str, key: tuple[str, ...]) -> bool:
+    seen = visible_keys(tables, listing)
+    return seen is None or key in seen
