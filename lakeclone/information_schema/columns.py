@@ -18,7 +18,7 @@ from lakeclone.information_schema.visibility import sees, visible_keys
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
-    from pyspark.sql.types import StructField
+    from pyspark.sql.types import DataType, StructField
 
     from lakeclone.catalog.entries import SchemaEntry, TableEntry
     from lakeclone.engine.executor import Execution
@@ -58,6 +58,20 @@ def view_columns(tables: Tables, view: ViewEntry) -> list[Column]:
     return [Column(field) for field in tables.spark.sql(spark_sql(exp.select("*").from_(reference), tables)).schema.fields]
 
 
+def named_types() -> dict[type[DataType], str]:
+    """Snowflake's names of the Spark types that have one and no length or precision."""
+    from pyspark.sql import types as T
+
+    return {
+        T.BooleanType: "BOOLEAN",
+        T.DateType: "DATE",
+        T.TimestampType: "TIMESTAMP_LTZ",
+        T.TimestampNTZType: "TIMESTAMP_NTZ",
+        T.BinaryType: "BINARY",
+        T.VariantType: "VARIANT",
+    }
+
+
 def snowflake_type(field: StructField) -> tuple[str, int | None, int | None, int | None]:
     """A column's type as Snowflake's INFORMATION_SCHEMA.COLUMNS gives it: (DATA_TYPE, length, precision, scale)."""
     from pyspark.sql import types as T
@@ -73,13 +87,8 @@ def snowflake_type(field: StructField) -> tuple[str, int | None, int | None, int
         declared = str(field.metadata.get("__CHAR_VARCHAR_TYPE_STRING", ""))
         length = int(declared[declared.index("(") + 1 : -1]) if "(" in declared else TEXT_LENGTH
         return "TEXT", length, None, None
-    named = {
-        T.BooleanType: "BOOLEAN",
-        T.DateType: "DATE",
-        T.TimestampType: "TIMESTAMP_LTZ",
-        T.TimestampNTZType: "TIMESTAMP_NTZ",
-        T.BinaryType: "BINARY",
-        T.VariantType: "VARIANT",
+    named: dict[type[DataType], str] = {
+        **named_types(),
         T.ArrayType: "ARRAY",
         T.MapType: "OBJECT",
         T.StructType: "OBJECT",

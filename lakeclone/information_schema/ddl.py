@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from lakeclone.catalog import parameters as params
+from lakeclone.dialect import table_reference
 from lakeclone.engine import registry, results
 from lakeclone.engine.show import table_attributes
 from lakeclone.errors import ObjectNotFoundError, SqlCompilationError
-from lakeclone.information_schema.visibility import visible_keys
+from lakeclone.information_schema.columns import Column, named_types, table_columns
+from lakeclone.information_schema.visibility import sees, visible_keys
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -60,8 +62,6 @@ def show_create_table(execution: Execution, pattern: re.Pattern[str] | None) -> 
 
 def object_ddl(tables: Tables, kind: str, name: str, *, qualified: bool) -> str:
     """The DDL of the ``kind`` object ``name`` names (as a statement would name it), if the role sees it."""
-    from lakeclone.dialect import table_reference
-
     catalog = tables.catalog
     if kind == "DATABASE":
         database = catalog.database(name.upper() if _PLAIN_NAME.fullmatch(name) else name)
@@ -90,12 +90,7 @@ def object_ddl(tables: Tables, kind: str, name: str, *, qualified: bool) -> str:
 def table_ddl(tables: Tables, entry: TableEntry, *, qualified: bool) -> str:
     """``create or replace TABLE name (columns, constraints) [cluster by (…)] [parameters];``."""
     catalog = tables.catalog
-    attributes: dict[str, dict[str, str | None]] = {}
-    for supplier in registry.COLUMN_ATTRIBUTES:
-        for column, values in supplier(catalog, entry.id).items():
-            attributes.setdefault(column, {}).update(values)
-    fields = tables.log(entry).schema(tables.current_version(entry)).fields
-    elements = [_column(field, attributes.get(field.name.upper(), {})) for field in fields]
+    elements = [_column(column) for column in table_columns(tables, entry)]
     for describe in registry.TABLE_DDL_ELEMENTS:
         elements += describe(catalog, entry)
     clauses = []
@@ -122,12 +117,8 @@ def schema_ddl(tables: Tables, schema: SchemaEntry, *, qualified: bool) -> str:
     clauses = _parameters(catalog.parameters(schema.id))
     statements = [f"create or replace schema {_name(schema.database, schema.name, qualified=qualified)}{_suffix(clauses)};"]
     seen_tables, seen_views = visible_keys(tables, "TABLES"), visible_keys(tables, "VIEWS")
-    for entry in catalog.tables(schema):
-        if seen_tables is None or (entry.database, entry.schema, entry.name) in seen_tables:
-            statements.append(table_ddl(tables, entry, qualified=qualified))
-    for view in catalog.views(schema):
-        if seen_views is None or (view.database, view.schema, view.name) in seen_views:
-            statements.append(view_ddl(tables, view, qualified=qualified))
+    statements += [table_ddl(tables, t, qualified=qualified) for t in catalog.tables(schema) if sees(seen_tables, t)]
+    statements += [view_ddl(tables, v, qualified=qualified) for v in catalog.views(schema) if sees(seen_views, v)]
     return "\n\n".join(statements)
 
 
@@ -143,13 +134,13 @@ def database_ddl(tables: Tables, database: DatabaseEntry, *, qualified: bool) ->
     return "\n\n".join(statements)
 
 
-def _column(field: StructField, attributes: dict[str, str | None]) -> str:
+def _column(column: Column) -> str:
+    field = column.field
     parts = [_identifier(field.name), ddl_type(field)]
     if not field.nullable:
         parts.append("NOT NULL")
-    default = attributes.get("default")
-    if default is not None:
-        parts.append(f"DEFAULT {default}")
+    if column.default is not None:
+        parts.append(f"DEFAULT {column.default}")
     comment = field.metadata.get("comment")
     if comment:
         parts.append(f"COMMENT {_string(str(comment))}")
@@ -173,12 +164,7 @@ def ddl_type(field: StructField) -> str:
         T.LongType: "BIGINT",
         T.FloatType: "REAL",
         T.DoubleType: "FLOAT",
-        T.BooleanType: "BOOLEAN",
-        T.DateType: "DATE",
-        T.TimestampType: "TIMESTAMP_LTZ",
-        T.TimestampNTZType: "TIMESTAMP_NTZ",
-        T.BinaryType: "BINARY",
-        T.VariantType: "VARIANT",
+        **named_types(),
     }
     return named.get(type(kind), kind.simpleString().upper())
 

@@ -15,6 +15,7 @@ from sqlglot import exp
 
 from lakeclone.catalog.sessions import is_alive
 from lakeclone.engine import registry, results
+from lakeclone.engine.arguments import named_arguments
 from lakeclone.errors import InsufficientPrivilegesError, SqlCompilationError
 from lakeclone.timetravel import literal_int
 
@@ -108,21 +109,11 @@ def _row(entry: QueryEntry, now: dt.datetime, session_alive: bool) -> tuple[Any,
 
 
 def _arguments(call: exp.Anonymous, names: tuple[str, ...]) -> dict[str, exp.Expression]:
-    """A history function's arguments by name: named (``RESULT_LIMIT => 10``) or, in Snowflake's order, by position."""
-    found: dict[str, exp.Expression] = {}
-    for position, argument in enumerate(call.expressions):
-        if isinstance(argument, exp.Kwarg):
-            key, value = argument.this.name.upper(), argument.expression
-        elif position < len(names):
-            key, value = names[position], argument
-        else:
-            raise SqlCompilationError(f"{call.name.upper()} takes at most {len(names)} arguments.")
-        if key not in names:
-            accepted = ", ".join(n + " =>" for n in names)
-            raise SqlCompilationError(f"{call.name.upper()} takes the arguments {accepted}; got {key}.")
+    """A history function's arguments by name, each a constant."""
+    found = named_arguments(call, names)
+    for key, value in found.items():
         if value.find(exp.Column, exp.Table, exp.Query, exp.TableFromRows) is not None:
             raise SqlCompilationError(f"{key} must be a constant: {value.sql(dialect='snowflake')}")
-        found[key] = value
     return found
 
 

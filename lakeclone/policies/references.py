@@ -12,6 +12,7 @@ from lakeclone.catalog.names import QualifiedName
 from lakeclone.catalog.policies import OBJECT_LEVEL, PolicyEntry, PolicyKind
 from lakeclone.dialect import table_reference
 from lakeclone.engine import registry, results
+from lakeclone.engine.arguments import named_arguments
 from lakeclone.engine.compiler import spark_sql
 from lakeclone.errors import ObjectNotFoundError, SqlCompilationError
 from lakeclone.policies.model import APPLY_ON_ACCOUNT, column_types, protection
@@ -33,14 +34,8 @@ TAG_REFERENCES_SCHEMA = (
 def _arguments(call: exp.Anonymous, names: tuple[str, ...]) -> dict[str, str]:
     """A table function's string arguments, named (``NAME => 'x'``) or by position."""
     found: dict[str, str] = {}
-    for position, argument in enumerate(call.expressions):
-        if isinstance(argument, exp.Kwarg):
-            key, value = argument.this.name.upper(), argument.expression
-        elif position < len(names):
-            key, value = names[position], argument
-        else:
-            raise SqlCompilationError(f"{call.name.upper()} takes at most {len(names)} arguments.")
-        if key not in names or not (isinstance(value, exp.Literal) and value.is_string):
+    for key, value in named_arguments(call, names).items():
+        if not (isinstance(value, exp.Literal) and value.is_string):
             raise SqlCompilationError(
                 f"{call.name.upper()} takes string arguments {', '.join(n + ' =>' for n in names)}; got {key}."
             )
