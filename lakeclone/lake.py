@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from lakeclone.channels import StreamingClient
     from lakeclone.clones.lineage import Lineage
     from lakeclone.engine.executor import Executor
+    from lakeclone.information_schema.names import Name
     from lakeclone.vacuum.plan import VacuumPlan
 
 WAREHOUSE_ENV = "LAKECLONE_WAREHOUSE"
@@ -247,6 +248,28 @@ class Lake:
 
         with spark_errors():
             return plan_for(self._executor, self._executor.resolve(name, privilege="MODIFY"), retain_hours=retain_hours)
+
+    @public
+    def names(self, *qualifier: str) -> list[Name]:
+        """The names a statement may write after ``qualifier``, as this Lake's role sees them: what completion offers.
+
+        Args:
+            qualifier: the names written before, outermost first, as SQL reads them
+                (an unquoted name in upper case): none for the databases, the
+                current database's schemas and the current schema's tables,
+                views and streams; ``"SHOP"`` for that database's schemas (or that
+                schema's relations, or that relation's columns); ``"SHOP", "SALES"``
+                for a schema's relations; three names for a relation's columns.
+
+        Example:
+            >>> [(n.name, n.kind) for n in lake.names("LAKE", "PUBLIC")]  # doctest: +SKIP
+            [('ORDERS', 'TABLE'), ('BIG_ORDERS', 'VIEW'), ('ORDERS_CHANGES', 'STREAM')]
+        """
+        from lakeclone.information_schema.names import names_after
+        from lakeclone.spark_errors import spark_errors
+
+        with spark_errors():
+            return names_after(self._executor.tables(), qualifier)
 
     @public
     def streaming_client(self, name: str) -> StreamingClient:

@@ -479,3 +479,53 @@ def test_an_interpolated_value_never_becomes_sql_text(ip: TestingShell, lake: la
     outcome = ip.run_cell_quietly_failing("%lsql SELECT * FROM {{table}}")
     assert not outcome.success
     assert [r.name for r in lake.sql("SHOW TABLES").collect()] == ["T"]
+
+
+# --- completion in lsql cells, through IPython's own completer ---
+
+
+def _completions(ip: TestingShell, text: str, cursor: int | None = None) -> list[str]:
+    from IPython.core.completer import provisionalcompleter
+
+    with provisionalcompleter():
+        return [c.text for c in ip.Completer.completions(text, len(text) if cursor is None else cursor)]
+
+
+def test_lsql_cells_complete_keywords_names_and_columns(ip: TestingShell, lake: lakeclone.Lake) -> None:
+    lake.sql(
+        "CREATE DATABASE shop; CREATE SCHEMA shop.sales; CREATE TABLE shop.sales.orders (id INT, customer STRING);"
+        "CREATE TABLE shop.sales.secret (x INT); CREATE VIEW shop.sales.big AS SELECT id FROM shop.sales.orders;"
+        "CREATE STREAM shop.sales.changes ON TABLE shop.sales.orders; USE SCHEMA shop.sales"
+    )
+    ip.run_cell("%%lsql\nSELECT 1")  # the cells' Lake, which completion reads
+    assert _completions(ip, "%%lsql\nSELECT * FROM OR") == ["ORDERS", "OR", "ORDER"]
+    assert _completions(ip, "%%lsql\nselect * from or") == ["orders", "or", "order"]
+    assert _completions(ip, "%%lsql\nSEL") == ["SELECT"]
+    # After a qualifier: what it holds (tables, then views, then streams), and nothing else.
+    assert _completions(ip, "%%lsql\nSELECT * FROM shop.sales.") == ["ORDERS", "SECRET", "BIG", "CHANGES"]
+    assert _completions(ip, "%%lsql\nSELECT * FROM shop.") == ["PUBLIC", "SALES"]
+    # Columns: of the relations the cell names, and after an alias, wherever the cursor is.
+    text = "%%lsql\nSELECT o.CU FROM orders o"
+    assert _completions(ip, text, cursor=text.index(" FROM")) == ["CUSTOMER"]
+    text = "%%lsql\nSELECT cus FROM shop.sales.orders WHERE id = 1"
+    assert _completions(ip, text, cursor=text.index(" FROM")) == ["customer"]
+    assert _completions(ip, "%lsql SELECT * FROM sec") == ["secret"]
+    # Elsewhere IPython completes Python as ever.
+    ip.user_ns["lakeside_value"] = 1
+    assert _completions(ip, "lakeside_v") == ["lakeside_value"]
+
+
+def test_completion_offers_only_what_the_cells_role_sees(ip: TestingShell, lake: lakeclone.Lake) -> None:
+    lake.sql(
+        "CREATE TABLE orders (id INT); CREATE TABLE secret (x INT); CREATE ROLE analyst; CREATE USER ann;"
+        "GRANT ROLE analyst TO USER ann; GRANT USAGE ON DATABASE lake TO ROLE analyst;"
+        "GRANT USAGE ON SCHEMA lake.public TO ROLE analyst; GRANT SELECT ON TABLE lake.public.orders TO ROLE analyst"
+    )
+    ip.user_ns["ann"] = lakeclone.connect(lake.warehouse, spark=lake.spark, clock=lake.clock, user="ann", role="analyst")
+    ip.user_ns["admin"] = lake
+    ip.run_cell("%lsql_use admin")
+    assert _completions(ip, "%%lsql\nSELECT * FROM lake.public.") == ["ORDERS", "SECRET"]
+    assert _completions(ip, "%%lsql --lake ann\nSELECT * FROM lake.public.") == ["ORDERS"]
+    assert _completions(ip, "%%lsql --lake ann\nSELECT x FROM lake.public.secret s WHERE s.") == []
+    ip.run_cell("%lsql_use ann")
+    assert _completions(ip, "%%lsql\nSELECT * FROM lake.public.") == ["ORDERS"]

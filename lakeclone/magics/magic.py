@@ -111,6 +111,16 @@ class LsqlMagics(Magics):  # Magics is a traitlets Configurable: %config LsqlMag
         except LakecloneError as error:
             raise LsqlCellError(str(error)) from error
 
+    def completion_lake(self, name: str | None) -> lakeclone.lake.Lake | None:
+        """The Lake a cell would run on (``name``: its ``--lake`` variable's), for completion; None if there is none yet.
+
+        Completing never connects: before the first cell there may be no Lake.
+        """
+        if name is not None:
+            lake = self._user_namespace.get(name)
+            return lake if isinstance(lake, lakeclone.lake.Lake) else None
+        return self._bound or lakeclone.lake.latest()
+
     def _lake(self, name: str | None, namespace: ChainMap[str, Any]) -> lakeclone.lake.Lake:
         """The Lake a cell runs on: ``--lake``'s for that cell, else the one the cells are bound to."""
         if name is not None:
