@@ -222,6 +222,15 @@ def test_small_result_shows_everything() -> None:
     assert repr(result).endswith("\n1 row · 0.42 s")
 
 
+def test_a_result_shows_its_columns_without_pandas_row_numbers() -> None:
+    result = LsqlResult(
+        pd.DataFrame({"NAME": ["ann", "bob"]}), elapsed=0.1, truncated=False, max_rows=10, display_limit=10, query_id="q"
+    )
+    assert repr(result).splitlines()[:3] == ["NAME", " ann", " bob"]
+    html = result._repr_html_()
+    assert "<th>NAME</th>" in html and "<th>0</th>" not in html and "<th></th>" not in html
+
+
 def test_display_limit_caps_rows_shown() -> None:
     result = result_of(1234, display_limit=20)
     assert result.footer() == "1,234 rows · 0.42 s · showing first 20 of 1,234 rows"

@@ -142,9 +142,13 @@ class LsqlResult(pd.DataFrame):
     def _shown(self) -> pd.DataFrame:
         return self.iloc[: self.display_limit]
 
+    # pandas' row numbers are no part of a query's result: the table shows the result's columns only.
     def _repr_html_(self) -> str:
-        table = self._shown().to_html(notebook=True, max_cols=pd.get_option("display.max_columns"), show_dimensions=False)
+        table = self._shown().to_html(
+            notebook=True, max_cols=pd.get_option("display.max_columns"), show_dimensions=False, index=False
+        )
         return f"<div>{table}<p>{html.escape(self.footer())}</p></div>"
 
     def __repr__(self) -> str:
-        return f"{self._shown()!r}\n{self.footer()}"
+        table = self._shown().to_string(index=False, max_cols=pd.get_option("display.max_columns"))
+        return f"{table}\n{self.footer()}"

@@ -2,6 +2,8 @@
 
 Hooks, not fixtures: nbval starts a notebook's kernel before any fixture
 runs, and the kernel inherits this process's environment as it stands then.
+Here at the root rather than in notebooks/, which holds the tutorials alone:
+pytest reads it for a notebook however the run names it.
 """
 
 from __future__ import annotations
@@ -14,15 +16,15 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from jvm_settings import kernel_env, shared_spark  # noqa: E402  (the tests' folder is not a package)
+sys.path.insert(0, str(Path(__file__).resolve().parent / "tests"))
+from jvm_settings import kernel_env, shared_spark  # the tests' folder is not a package: on sys.path above
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
     """Around the setup of a notebook's first cell, where nbval starts its kernel: the kernel's environment."""
     notebook = item.parent
-    if notebook is None or hasattr(notebook, "lakeclone_warehouse"):
+    if item.path.suffix != ".ipynb" or notebook is None or hasattr(notebook, "lakeclone_warehouse"):
         return (yield)
     notebook.lakeclone_warehouse = tempfile.mkdtemp(prefix="lakeclone-nb-")  # type: ignore[attr-defined]
     env = {**kernel_env(shared_spark()), "LAKECLONE_WAREHOUSE": notebook.lakeclone_warehouse}  # type: ignore[attr-defined]
