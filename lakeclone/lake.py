@@ -268,8 +268,12 @@ class Lake:
         from lakeclone.information_schema.names import names_after
         from lakeclone.spark_errors import spark_errors
 
-        with spark_errors():
-            return names_after(self._executor.tables(), qualifier)
+        tables = self._executor.tables()
+        try:
+            with spark_errors():
+                return names_after(tables, qualifier)
+        finally:
+            tables.close()  # a view's columns come from binding it, which may bind frames as temporary views
 
     @public
     def streaming_client(self, name: str) -> StreamingClient:

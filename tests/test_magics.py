@@ -538,3 +538,11 @@ def test_completion_offers_only_what_the_cells_role_sees(ip: TestingShell, lake:
     assert _completions(ip, "%%lsql --lake ann\nSELECT x FROM lake.public.secret s WHERE s.") == []
     ip.run_cell("%lsql_use ann")
     assert _completions(ip, "%%lsql\nSELECT * FROM lake.public.") == ["ORDERS"]
+
+
+def test_completing_a_views_columns_leaves_no_frame_bound(ip: TestingShell, lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE VIEW meta AS SELECT table_name FROM information_schema.tables")
+    ip.run_cell("%%lsql\nSELECT 1")
+    text = "%%lsql\nSELECT m.TA FROM meta m"
+    assert _completions(ip, text, cursor=text.index(" FROM")) == ["TABLE_NAME"]
+    assert [t.name for t in lake.spark.catalog.listTables() if t.name.startswith("lc_bound_")] == []
