@@ -20,6 +20,7 @@ from warehouse_templates import Build
 
 import lakeclone
 from lakeclone.catalog.migrations import MIGRATIONS
+from lakeclone.engine import needs, registry
 from lakeclone.errors import InsufficientPrivilegesError, LakecloneError, ObjectNotFoundError
 
 _users = itertools.count()
@@ -395,6 +396,30 @@ def test_denied_statement_does_not_commit_the_open_transaction(admin: lakeclone.
         session.sql("CREATE TABLE n (a INT)")  # DDL would commit the transaction, were it allowed
     session.sql("ROLLBACK")
     assert rows(admin, "SELECT * FROM t") == [(1,), (2,), (3,)]
+
+
+def test_each_statement_kind_is_registered_with_what_it_needs() -> None:
+    """The engine checks what each statement's registration says it needs; these few check their own objects, or name none."""
+    unchecked = {kind.__name__ for kind, statement in registry.STATEMENTS.items() if statement.needs is needs.nothing}
+    assert unchecked == {
+        # Transactions and session parameters name no object.
+        "Transaction",
+        "Commit",
+        "Rollback",
+        "SessionParameters",
+        # Users, roles, grants, policies and tags: their handlers check ownership and grant options.
+        "CreatePrincipal",
+        "DropPrincipal",
+        "GrantRole",
+        "GrantPrivileges",
+        "ShowGrants",
+        "CreatePolicy",
+        "DropPolicy",
+        "AlterPolicy",
+        "AlterColumnPolicy",
+        "AlterRowAccessPolicy",
+        "AlterTags",
+    }
 
 
 def test_python_api_needs_privileges(admin: lakeclone.Lake) -> None:

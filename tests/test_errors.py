@@ -30,6 +30,8 @@ from lakeclone.spark_errors import conflict, jvm_failure
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from pyspark.sql import DataFrame
+
     from lakeclone.engine.executor import Execution
 
 pytestmark = pytest.mark.spark
@@ -270,14 +272,14 @@ def test_an_unforeseen_python_error_is_an_internal_lakeclone_error(
     people: lakeclone.Lake, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A bug in a statement's handler reaches the user as one line, and the statement's compensations run."""
-    handler = registry.STATEMENTS[exp.Insert]
+    insert = registry.STATEMENTS[exp.Insert]
 
-    def buggy(execution: Execution) -> object:
-        handler(execution)  # the INSERT commits...
+    def buggy(execution: Execution) -> DataFrame:
+        insert.run(execution)  # the INSERT commits...
         return None.rows  # type: ignore[attr-defined]  # ...then lakeclone trips over its own feet
 
     undone: list[str] = []
-    monkeypatch.setitem(registry.STATEMENTS, exp.Insert, buggy)
+    monkeypatch.setitem(registry.STATEMENTS, exp.Insert, registry.Statement(insert.needs, buggy))
     monkeypatch.setattr(UnitOfWork, "rollback", lambda self: undone.append("rolled back"))
     error = failure(people, "INSERT INTO people VALUES (3, 'cy')")
     assert type(error) is InternalError

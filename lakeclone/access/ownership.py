@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from lakeclone.access.guard import relation
 from lakeclone.catalog.access import Grant
 from lakeclone.catalog.names import database_name, schema_name
 from lakeclone.dialect.expressions import CreateStream
+from lakeclone.engine.privileges import relation
 
 if TYPE_CHECKING:
     from lakeclone.catalog.entries import SchemaEntry

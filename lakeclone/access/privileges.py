@@ -2,38 +2,8 @@
 
 from __future__ import annotations
 
-from enum import Enum
-
+from lakeclone.engine.privileges import Privilege
 from lakeclone.errors import SqlCompilationError
-
-
-class Privilege(str, Enum):
-    USAGE = "USAGE"
-    SELECT = "SELECT"
-    INSERT = "INSERT"
-    UPDATE = "UPDATE"
-    DELETE = "DELETE"
-    TRUNCATE = "TRUNCATE"
-    MODIFY = "MODIFY"
-    CREATE_TABLE = "CREATE TABLE"
-    CREATE_VIEW = "CREATE VIEW"
-    CREATE_STREAM = "CREATE STREAM"
-    CREATE_SEQUENCE = "CREATE SEQUENCE"
-    CREATE_STAGE = "CREATE STAGE"
-    CREATE_FILE_FORMAT = "CREATE FILE FORMAT"
-    CREATE_SCHEMA = "CREATE SCHEMA"
-    CREATE_DATABASE = "CREATE DATABASE"
-    CREATE_EXTERNAL_TABLE = "CREATE EXTERNAL TABLE"
-    CREATE_MASKING_POLICY = "CREATE MASKING POLICY"
-    CREATE_ROW_ACCESS_POLICY = "CREATE ROW ACCESS POLICY"
-    CREATE_TAG = "CREATE TAG"
-    APPLY = "APPLY"
-    APPLY_MASKING_POLICY = "APPLY MASKING POLICY"
-    APPLY_ROW_ACCESS_POLICY = "APPLY ROW ACCESS POLICY"
-    APPLY_TAG = "APPLY TAG"
-    OWNERSHIP = "OWNERSHIP"
-    ALL = "ALL"
-
 
 # Unity Catalog's names for Snowflake's.
 _SPELLINGS = {

@@ -7,21 +7,22 @@ from typing import TYPE_CHECKING, Protocol
 
 from sqlglot import exp
 
-from lakeclone.access.guard import (
+from lakeclone.access.guard import GUARD
+from lakeclone.access.privileges import APPLICABLE, privilege
+from lakeclone.catalog.access import ACCOUNTADMIN, PUBLIC, FutureGrant, Grant
+from lakeclone.catalog.names import database_name, schema_name
+from lakeclone.catalog.policies import PolicyKind
+from lakeclone.dialect.expressions import CreatePrincipal, DropPrincipal, GrantPrivileges, GrantRole, ShowGrants
+from lakeclone.engine import needs, registry, results
+from lakeclone.engine.privileges import (
     ACCOUNT_SECURABLE,
-    GUARD,
     Need,
+    Privilege,
     Securable,
     database_securable,
     named_schema,
     relation,
 )
-from lakeclone.access.privileges import APPLICABLE, Privilege, privilege
-from lakeclone.catalog.access import ACCOUNTADMIN, PUBLIC, FutureGrant, Grant
-from lakeclone.catalog.names import database_name, schema_name
-from lakeclone.catalog.policies import PolicyKind
-from lakeclone.dialect.expressions import CreatePrincipal, DropPrincipal, GrantPrivileges, GrantRole, ShowGrants
-from lakeclone.engine import registry, results
 from lakeclone.errors import InsufficientPrivilegesError, ObjectExistsError, ObjectNotFoundError, SqlCompilationError
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ def _require_administrator(execution: Execution, what: str) -> None:
         raise InsufficientPrivilegesError("ACCOUNT", what)
 
 
-@registry.statement(CreatePrincipal)
+@registry.statement(CreatePrincipal, needs=needs.nothing)
 def create_principal(execution: Execution) -> DataFrame:
     expression = execution.expression
     kind, name = expression.text("kind"), _name(expression.this)
@@ -85,7 +86,7 @@ def create_principal(execution: Execution) -> DataFrame:
     return results.status(execution.spark, f"{kind.capitalize()} {name} successfully created.")
 
 
-@registry.statement(DropPrincipal)
+@registry.statement(DropPrincipal, needs=needs.nothing)
 def drop_principal(execution: Execution) -> DataFrame:
     expression = execution.expression
     kind, name = expression.text("kind"), _name(expression.this)
@@ -110,7 +111,7 @@ def drop_principal(execution: Execution) -> DataFrame:
     return results.status(execution.spark, f"{name} successfully dropped.")
 
 
-@registry.statement(GrantRole)
+@registry.statement(GrantRole, needs=needs.nothing)
 def grant_role(execution: Execution) -> DataFrame:
     expression = execution.expression
     role, kind, grantee = _name(expression.this), expression.text("kind"), _name(expression.args["to"])
@@ -209,7 +210,7 @@ def _targets(execution: Execution) -> list[Securable]:
     return found
 
 
-@registry.statement(GrantPrivileges)
+@registry.statement(GrantPrivileges, needs=needs.nothing)
 def grant_privileges(execution: Execution) -> DataFrame:
     expression = execution.expression
     catalog = execution.catalog
@@ -271,7 +272,7 @@ def _future(execution: Execution, privileges: list[Privilege], role: str, *, rev
     return results.status(execution.spark, "Statement executed successfully.")
 
 
-@registry.statement(ShowGrants)
+@registry.statement(ShowGrants, needs=needs.nothing)
 def show_grants(execution: Execution) -> DataFrame:
     expression = execution.expression
     catalog = execution.catalog

@@ -7,6 +7,7 @@ source's key but starts with automatic clustering suspended.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +16,7 @@ from sqlglot import exp
 
 from lakeclone.dialect import expressions as lx
 from lakeclone.engine import registry, results
+from lakeclone.engine.privileges import Need, owned
 from lakeclone.errors import SqlCompilationError
 
 if TYPE_CHECKING:
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
     from lakeclone.catalog.store import Catalog, TableEntry
     from lakeclone.engine.executor import Execution
     from lakeclone.engine.registry import CloneEvent
+    from lakeclone.engine.tables import Tables
 
 
 def key_of(expression: exp.Expression) -> list[str] | None:
@@ -105,7 +108,12 @@ def _entry_or_none(execution: Execution) -> TableEntry | None:
     return entry
 
 
-@registry.statement(lx.AlterClustering)
+def _owned_table(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
+    """A table's clustering is its owner's to change."""
+    yield from owned(tables, expression.this, "TABLE")
+
+
+@registry.statement(lx.AlterClustering, needs=_owned_table)
 def alter_clustering(execution: Execution) -> DataFrame:
     """``ALTER TABLE t CLUSTER BY (a, b)`` / ``ALTER TABLE t DROP CLUSTERING KEY``."""
     catalog = execution.catalog
@@ -122,7 +130,7 @@ def alter_clustering(execution: Execution) -> DataFrame:
     return results.status(execution.spark, "Statement executed successfully.")
 
 
-@registry.statement(lx.AlterRecluster)
+@registry.statement(lx.AlterRecluster, needs=_owned_table)
 def alter_recluster(execution: Execution) -> DataFrame:
     """``ALTER TABLE t SUSPEND | RESUME RECLUSTER``: turn automatic clustering off or on."""
     catalog = execution.catalog

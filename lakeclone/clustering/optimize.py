@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from lakeclone.clustering.keys import key_columns
 from lakeclone.delta import statements
 from lakeclone.dialect import expressions as lx
-from lakeclone.engine import registry
+from lakeclone.engine import needs, registry
 from lakeclone.errors import ConcurrentWriteError
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ AUTO_SMALL_FILE = 16 * 1024 * 1024
 AUTO_MIN_SMALL_FILES = 8
 
 
-@registry.statement(lx.Optimize)
+@registry.statement(lx.Optimize, needs=needs.modify)
 def optimize(execution: Execution) -> DataFrame:
     """``OPTIMIZE t``: Delta's one-row result (path, metrics)."""
     entry = execution.tables.entry(execution.expression.this)

@@ -384,7 +384,10 @@ class LsqlParser(policies.PolicyParser):
         if stream:
             return stream
         self._retreat(index)
-        return super()._parse_create()
+        created = super()._parse_create()
+        if created.find(exp.CopyGrantsProperty):
+            raise SqlCompilationError("COPY GRANTS is supported by lakeclone on CREATE TABLE … CLONE only.")
+        return created
 
     def _parse_create_stream(self) -> CreateStream | None:
         """``CREATE [OR REPLACE] STREAM [IF NOT EXISTS] s ON {TABLE | VIEW} src [AT|BEFORE(...)] [options]``.

@@ -14,7 +14,7 @@ from lakeclone.catalog.entries import ObjectKind, TableEntry, TableKind
 from lakeclone.catalog.names import database_name, schema_name
 from lakeclone.delta import statements
 from lakeclone.dialect import expressions as lx
-from lakeclone.engine import registry, results
+from lakeclone.engine import needs, registry, results
 from lakeclone.engine.compiler import spark_sql
 from lakeclone.engine.objects import (
     external_location,
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 # Databases and schemas ------------------------------------------------------
 
 
-@registry.statement(exp.Create)
+@registry.statement(exp.Create, needs=needs.create)
 def create(execution: Execution) -> DataFrame:
     kind = str(execution.expression.args.get("kind") or "").upper()
     if execution.expression.args.get("clone") is not None:
@@ -246,7 +246,7 @@ def _check_restrict(execution: Execution, restrict: bool, dropped: list[TableEnt
             check(execution, dropped)
 
 
-@registry.statement(exp.Drop)
+@registry.statement(exp.Drop, needs=needs.drop)
 def drop(execution: Execution) -> DataFrame:
     expression = execution.expression
     kind = str(expression.args.get("kind") or "").upper()
@@ -296,7 +296,7 @@ def drop(execution: Execution) -> DataFrame:
     return results.status(execution.spark, f"{label} successfully dropped.")
 
 
-@registry.statement(exp.Undrop)
+@registry.statement(exp.Undrop, needs=needs.undrop)
 def undrop(execution: Execution) -> DataFrame:
     expression = execution.expression
     kind = str(expression.args.get("kind") or "").upper()
@@ -370,7 +370,7 @@ def _within_window(
 # USE, ALTER, parameters ----------------------------------------------------------------
 
 
-@registry.statement(exp.Use)
+@registry.statement(exp.Use, needs=needs.use)
 def use(execution: Execution) -> DataFrame:
     expression = execution.expression
     kind = str(expression.args.get("kind") or "DATABASE").upper()
@@ -391,7 +391,7 @@ def use(execution: Execution) -> DataFrame:
     return results.status(execution.spark, "Statement executed successfully.")
 
 
-@registry.statement(exp.Alter)
+@registry.statement(exp.Alter, needs=needs.alter)
 def alter(execution: Execution) -> DataFrame:
     """ALTER TABLE|SCHEMA|DATABASE x RENAME TO y, and features' kinds (VIEW); other ALTERs have statements of their own."""
     expression = execution.expression
@@ -446,7 +446,7 @@ def _parameter_settings(execution: Execution, kind: ObjectKind) -> dict[str, str
     return settings
 
 
-@registry.statement(lx.SetParameters)
+@registry.statement(lx.SetParameters, needs=needs.alter)
 def set_parameters(execution: Execution) -> DataFrame:
     kind = ObjectKind(str(execution.expression.args["kind"]).upper())
     object_id = _parameter_owner(execution, kind, execution.expression.this)
@@ -457,7 +457,7 @@ def set_parameters(execution: Execution) -> DataFrame:
     return results.status(execution.spark, "Statement executed successfully.")
 
 
-@registry.statement(lx.UnsetParameters)
+@registry.statement(lx.UnsetParameters, needs=needs.alter)
 def unset_parameters(execution: Execution) -> DataFrame:
     kind = ObjectKind(str(execution.expression.args["kind"]).upper())
     object_id = _parameter_owner(execution, kind, execution.expression.this)

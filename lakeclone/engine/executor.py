@@ -151,20 +151,21 @@ class Executor:
         return result if position is None else located(result, position)
 
     def _run(self, statement: ParsedStatement) -> DataFrame:
-        handler = registry.STATEMENTS.get(type(statement.expression))
+        # One clock reading: the privilege check resolves names as the statement does when it runs.
+        started_at = self.lake.now()
         try:
-            if handler is None:
+            kind = registry.STATEMENTS.get(type(statement.expression))
+            if kind is None:
                 raise UnsupportedStatementError(statement.sql)
             with internal_errors(), spark_errors():
                 # Before any hook: a denied statement must not even commit the open transaction.
                 if registry.SLOTS.authorizer is not None:
-                    registry.SLOTS.authorizer.statement(self, statement.expression)
-                for prepare in registry.BEFORE_STATEMENT:
-                    prepare(self, statement.expression)
+                    registry.SLOTS.authorizer.statement(self, kind.needs(self.tables(now=started_at), statement.expression))
+                committed = [prepare(self, statement.expression) for prepare in registry.BEFORE_STATEMENT]
         except LakecloneError as error:
             self._record_failure(statement.sql, statement.expression, error)
             raise
-        return self._execute(statement, handler)
+        return self._execute(statement, kind.run, self.lake.now() if any(committed) else started_at)
 
     def _origin(self, expression: exp.Expression | None) -> QueryOrigin:
         """Who runs a statement and where, as the query history shows it."""
@@ -197,11 +198,10 @@ class Executor:
         commits take table locks and carry a query id like any statement's, and
         ``label`` is what the query history records for it.
         """
-        return self._execute(ParsedStatement(expression, label), handler)
+        return self._execute(ParsedStatement(expression, label), handler, self.lake.now())
 
-    def _execute(self, statement: ParsedStatement, handler: registry.Handler) -> DataFrame:
+    def _execute(self, statement: ParsedStatement, handler: registry.Handler, started_at: dt.datetime) -> DataFrame:
         query_id = str(uuid.uuid4())
-        started_at = self.lake.now()
         self.catalog.record_query(query_id, statement.sql, started_at, self._origin(statement.expression))
         self.last_query_id = query_id
         settings = session_parameters.spark_settings(self)

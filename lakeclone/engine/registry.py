@@ -2,7 +2,8 @@
 
 The engine parses, binds and runs statements; features (sequences,
 constraints, clustering, clones, VACUUM, ...) live in packages of their own
-and register here what they add: statements, CREATE and SHOW kinds, table
+and register here what they add: statements (each with what it needs on the
+objects it names, and what runs it), CREATE and SHOW kinds, table
 definition parts, and hooks that run at fixed points of a statement. The
 engine imports no feature, so there is no import cycle between them;
 :mod:`lakeclone.features` imports every feature once.
@@ -11,7 +12,7 @@ engine imports no feature, so there is no import cycle between them;
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -23,15 +24,18 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
-    from lakeclone.catalog.entries import ObjectKind
+    from lakeclone.catalog.entries import ObjectKind, ViewEntry
     from lakeclone.catalog.names import QualifiedName
     from lakeclone.catalog.store import Catalog, SchemaEntry, TableEntry
     from lakeclone.delta.statements import Merge
     from lakeclone.engine.context import OpenTransaction
     from lakeclone.engine.executor import Execution, Executor
+    from lakeclone.engine.privileges import Need
     from lakeclone.engine.tables import Tables
 
 Handler = Callable[["Execution"], "DataFrame"]
+Needs = Callable[["Tables", exp.Expression], "Iterable[Need | None]"]
+"""What a statement needs on each object it names (None for a name that names nothing): see :mod:`lakeclone.engine.needs`."""
 ShowHandler = Callable[["Execution", "re.Pattern[str] | None"], "DataFrame"]
 
 
@@ -88,8 +92,23 @@ class MergeDefaults(Protocol):
 RelationResolver = Callable[["Tables", exp.Table, "QualifiedName"], "exp.Expression | None"]
 """Binds a name that is not a table (a view, a stream): the relation, bound, to put in the reference's place, or None."""
 
-STATEMENTS: dict[type[exp.Expression], Handler] = {}
-"""Statement handlers by the expression class the parser builds."""
+
+@dataclass(frozen=True)
+class Statement:
+    """A kind of statement, as the feature that owns it registers it.
+
+    Attributes:
+        needs: what the statement needs on the objects it names, checked
+            against the session's role before anything else runs.
+        run: runs it, inside the statement's unit of work.
+    """
+
+    needs: Needs
+    run: Handler
+
+
+STATEMENTS: dict[type[exp.Expression], Statement] = {}
+"""Statements by the expression class the parser builds."""
 
 CREATORS: dict[str, Handler] = {}
 """``CREATE <kind>`` handlers beyond databases, schemas and tables (``SEQUENCE``)."""
@@ -193,8 +212,11 @@ BEFORE_COMMIT: list[Callable[[Execution, str | None], None]] = []
 FINISH: list[Callable[[Execution], None]] = []
 """Run when a statement succeeds, inside the catalog transaction that records it as finished."""
 
-BEFORE_STATEMENT: list[Callable[[Executor, exp.Expression], None]] = []
-"""Run before each statement (a DDL statement commits the open transaction first)."""
+BEFORE_STATEMENT: list[Callable[[Executor, exp.Expression], bool]] = []
+"""Run before each statement, after its privilege check (a DDL statement commits the open transaction first).
+
+Each says whether it committed work: the statement then starts after it, at a new reading of the clock.
+"""
 
 TRANSACTION_COMMITS: list[Callable[[Catalog, OpenTransaction, dt.datetime], None]] = []
 """Run inside COMMIT's catalog transaction (the streams a transaction consumed move)."""
@@ -234,8 +256,11 @@ PURGES: list[Callable[[Execution], None]] = []
 class Authorizer(Protocol):
     """Checks the current role's privileges: the one place lakeclone enforces them."""
 
-    def statement(self, executor: Executor, expression: exp.Expression) -> None:
-        """Raise unless the session's role may run ``expression``; runs before anything else does."""
+    def statement(self, executor: Executor, needs: Iterable[Need | None]) -> None:
+        """Raise unless the session's role holds what a statement ``needs``; runs before anything else does.
+
+        ``needs`` is computed as it is read: an authorizer that lets the role do anything need not read it.
+        """
 
     def table(self, executor: Executor, entry: TableEntry, privilege: str) -> None:
         """Raise unless the session's role holds ``privilege`` on ``entry`` (the Python API's reads)."""
@@ -264,6 +289,10 @@ StagedFiles = Callable[["Tables", "exp.Table"], "exp.Expression"]
 """Binds a reference to staged files, ``@stage[/path] [(FILE_FORMAT => …, PATTERN => …)]``, to the rows of its files."""
 
 
+ViewQuery = Callable[["Tables", "ViewEntry"], "tuple[Tables, exp.Expr]"]
+"""A view's query, parsed, with the lookups that resolve its names as its definition does (in its own schema)."""
+
+
 @dataclass
 class Slots:
     """Features that fill a single slot rather than a list."""
@@ -271,6 +300,7 @@ class Slots:
     authorizer: Authorizer | None = None
     clone: Handler | None = None
     staged_files: StagedFiles | None = None
+    view_query: ViewQuery | None = None
     insert_defaults: InsertDefaults | None = None
     merge_defaults: MergeDefaults | None = None
 
@@ -278,12 +308,12 @@ class Slots:
 SLOTS = Slots()
 
 
-def statement(*kinds: type[exp.Expression]) -> Callable[[Handler], Handler]:
-    """Register a handler for the statements the parser builds as ``kinds``."""
+def statement(*kinds: type[exp.Expression], needs: Needs) -> Callable[[Handler], Handler]:
+    """Register the decorated handler, and what it ``needs``, for the statements the parser builds as ``kinds``."""
 
     def register(handler: Handler) -> Handler:
         for kind in kinds:
-            STATEMENTS[kind] = handler
+            STATEMENTS[kind] = Statement(needs, handler)
         return handler
 
     return register

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from lakeclone.dialect import expressions as lx
-from lakeclone.engine import registry, results
+from lakeclone.engine import needs, registry, results
 from lakeclone.errors import InvalidParameterError
 
 if TYPE_CHECKING:
@@ -156,7 +156,7 @@ def _parameter(name: exp.Expression) -> SessionParameter:
     return parameter
 
 
-@registry.statement(lx.SessionParameters)
+@registry.statement(lx.SessionParameters, needs=needs.nothing)
 def set_parameters(execution: Execution) -> DataFrame:
     """``ALTER SESSION SET K = v, …``, ``SET K = v`` and ``ALTER SESSION UNSET K, …``: all or none of them."""
     expression = execution.expression

@@ -13,7 +13,7 @@ from lakeclone.catalog import parameters as params
 from lakeclone.catalog.entries import ObjectKind
 from lakeclone.catalog.names import schema_name
 from lakeclone.dialect import expressions as lx
-from lakeclone.engine import registry, results, session_parameters
+from lakeclone.engine import needs, registry, results, session_parameters
 from lakeclone.engine.objects import require_database
 from lakeclone.errors import ObjectNotFoundError, SqlCompilationError, UnsupportedStatementError
 from lakeclone.timetravel import literal_int
@@ -79,7 +79,7 @@ _SHOW_HISTORY = {"TABLES"}
 _TERSE_COLUMNS = ("created_on", "name", "kind", "database_name", "schema_name")
 
 
-@registry.statement(exp.Show)
+@registry.statement(exp.Show, needs=needs.show)
 def show(execution: Execution) -> DataFrame:
     """``SHOW [TERSE] what [HISTORY] [LIKE …] [IN …] [STARTS WITH '…'] [LIMIT n [FROM '…']]``."""
     expression = execution.expression
@@ -231,7 +231,7 @@ def _tables(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
     )
 
 
-@registry.statement(lx.ShowParameters)
+@registry.statement(lx.ShowParameters, needs=needs.show_parameters)
 def parameters(execution: Execution) -> DataFrame:
     """SHOW PARAMETERS [LIKE ...] [IN SESSION | IN TABLE|SCHEMA|DATABASE x]: each with its value and where it was set."""
     expression = execution.expression
@@ -271,7 +271,7 @@ def parameters(execution: Execution) -> DataFrame:
     )
 
 
-@registry.statement(exp.Describe)
+@registry.statement(exp.Describe, needs=needs.describe)
 def describe(execution: Execution) -> DataFrame:
     """DESCRIBE [TABLE] t, or a feature's kind (DESCRIBE VIEW v, DESCRIBE STREAM s)."""
     kind = str(execution.expression.args.get("kind") or "TABLE").upper()
@@ -312,7 +312,7 @@ def _describe_table(execution: Execution) -> DataFrame:
     )
 
 
-@registry.statement(lx.DescribeHistory)
+@registry.statement(lx.DescribeHistory, needs=needs.read_history)
 def history(execution: Execution) -> DataFrame:
     """DESCRIBE HISTORY t: Delta's columns, newest first, with the Lake clock's commit times and lakeclone's query id.
 
@@ -357,7 +357,7 @@ def history(execution: Execution) -> DataFrame:
     )
 
 
-@registry.statement(lx.DescribeDetail)
+@registry.statement(lx.DescribeDetail, needs=needs.read_history)
 def detail(execution: Execution) -> DataFrame:
     """DESCRIBE DETAIL t: Delta's one-row summary of the current version."""
     entry = execution.tables.entry(execution.expression.this)

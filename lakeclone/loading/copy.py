@@ -24,6 +24,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -35,6 +36,7 @@ from lakeclone.delta import statements
 from lakeclone.engine import registry, results
 from lakeclone.engine.compiler import check_table_clauses
 from lakeclone.engine.objects import external_location, value_of
+from lakeclone.engine.privileges import ACCOUNT_SECURABLE, Need, Privilege, named_formats, relation, stage_usage
 from lakeclone.engine.schema import conform
 from lakeclone.errors import ExecutionError, InternalError, LakecloneError, SqlCompilationError
 from lakeclone.loading import formats, read
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
     from lakeclone.catalog.store import Catalog, TableEntry
     from lakeclone.engine.context import OpenTransaction
     from lakeclone.engine.executor import Execution, Executor
+    from lakeclone.engine.tables import Tables
 
 LOG = logging.getLogger(__name__)
 
@@ -85,6 +88,20 @@ class CopyOptions:
     on_error: str
     force: bool
     purge: bool
+
+
+def copy_needs(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
+    """INSERT on the table loaded; USAGE on the stage read, or, for a location given as text, what a stage's URL needs."""
+    target = expression.this
+    securable = relation(tables, target, ("TABLE",)) if isinstance(target, exp.Table) else None
+    yield Need(securable, (Privilege.INSERT,)) if securable else None
+    for source in expression.args.get("files") or []:
+        node = source.this if isinstance(source, exp.Table) else source
+        if isinstance(node, exp.Var) and node.name.startswith("@"):
+            yield from stage_usage(tables, node.name)
+        else:
+            yield Need(ACCOUNT_SECURABLE, (Privilege.CREATE_EXTERNAL_TABLE,))
+    yield from named_formats(tables, expression)
 
 
 def copy_into(execution: Execution) -> DataFrame:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -22,6 +22,7 @@ from lakeclone.catalog.stages import FileFormatEntry, StageEntry
 from lakeclone.dialect import option_reference, table_reference
 from lakeclone.engine import registry, results
 from lakeclone.engine.objects import external_location, require_schema, value_of
+from lakeclone.engine.privileges import Need, stage_usage
 from lakeclone.engine.show import scope_schemas
 from lakeclone.errors import ObjectExistsError, ObjectNotFoundError, SqlCompilationError
 from lakeclone.loading import formats
@@ -232,8 +233,13 @@ def _http_date(info: FileInfo) -> str:
     return moment.strftime("%a, %d %b %Y %H:%M:%S GMT")
 
 
+def _list_needs(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
+    """USAGE on the stage listed."""
+    yield from stage_usage(tables, expression.name)
+
+
 registry.CREATORS["STAGE"] = create_stage
 registry.DROPPERS["STAGE"] = drop_stage
 registry.SHOWS["STAGES"] = show_stages
 registry.DESCRIBERS["STAGE"] = describe_stage
-registry.STATEMENTS[exp.ListStage] = list_stage
+registry.STATEMENTS[exp.ListStage] = registry.Statement(_list_needs, list_stage)

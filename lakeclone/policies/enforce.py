@@ -22,11 +22,12 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 from sqlglot.optimizer.simplify import simplify
 
-from lakeclone.access.guard import GUARD, Definer, require_definer_reads
+from lakeclone.access.guard import GUARD, require_definer_reads
 from lakeclone.catalog.policies import OBJECT_LEVEL, PolicyEntry
 from lakeclone.dialect import parse
 from lakeclone.engine.compiler import bind_tables, to_spark
 from lakeclone.engine.context import SessionContext
+from lakeclone.engine.privileges import Definer
 from lakeclone.errors import SqlCompilationError
 from lakeclone.policies.model import Protection, column_types, protection
 

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from lakeclone.access.privileges import Privilege
 from lakeclone.catalog.policies import OBJECT_LEVEL, PolicyEntry, PolicyKind
 from lakeclone.dialect import Lsql
+from lakeclone.engine.privileges import Privilege
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence

@@ -6,14 +6,14 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from lakeclone.access.guard import ACCOUNT_SECURABLE, GUARD, Need, Securable, named_schema, relation
-from lakeclone.access.privileges import Privilege
+from lakeclone.access.guard import GUARD
 from lakeclone.catalog.names import QualifiedName
 from lakeclone.catalog.policies import OBJECT_LEVEL, PolicyEntry, PolicyKind
 from lakeclone.dialect import table_reference
 from lakeclone.engine import registry, results
 from lakeclone.engine.arguments import named_arguments
 from lakeclone.engine.compiler import spark_sql
+from lakeclone.engine.privileges import ACCOUNT_SECURABLE, Need, Privilege, Securable, named_schema, relation
 from lakeclone.errors import ObjectNotFoundError, SqlCompilationError
 from lakeclone.policies.model import APPLY_ON_ACCOUNT, column_types, protection
 

@@ -15,17 +15,7 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from lakeclone.access.guard import (
-    ACCOUNT_SECURABLE,
-    GUARD,
-    Definer,
-    Need,
-    Securable,
-    named_schema,
-    relation,
-    require_definer_reads,
-)
-from lakeclone.access.privileges import Privilege
+from lakeclone.access.guard import GUARD, require_definer_reads
 from lakeclone.catalog.names import QualifiedName
 from lakeclone.catalog.policies import OBJECT_LEVEL, PolicyEntry, PolicyKind, PolicyReference, TagReference
 from lakeclone.dialect import Lsql
@@ -37,8 +27,9 @@ from lakeclone.dialect.expressions import (
     CreatePolicy,
     DropPolicy,
 )
-from lakeclone.engine import registry, results
+from lakeclone.engine import needs, registry, results
 from lakeclone.engine.context import SessionContext
+from lakeclone.engine.privileges import ACCOUNT_SECURABLE, Definer, Need, Privilege, Securable, named_schema, relation
 from lakeclone.engine.show import matches, scope_schemas
 from lakeclone.errors import ObjectExistsError, ObjectNotFoundError, SqlCompilationError
 from lakeclone.policies.model import APPLY_ON_ACCOUNT, type_family
@@ -93,7 +84,7 @@ def _attached(execution: Execution, policy: PolicyEntry) -> bool:
     return bool(catalog.references_to_policy(policy.id) or catalog.tags_with_policy(policy.id))
 
 
-@registry.statement(CreatePolicy)
+@registry.statement(CreatePolicy, needs=needs.nothing)
 def create_policy(execution: Execution) -> DataFrame:
     expression = execution.expression
     kind = _kind(expression)
@@ -165,7 +156,7 @@ def _definition(expression: exp.Expression, kind: PolicyKind) -> tuple[list[tupl
     return arguments, returns, expression.args["body"].sql(dialect=Lsql)
 
 
-@registry.statement(DropPolicy)
+@registry.statement(DropPolicy, needs=needs.nothing)
 def drop_policy(execution: Execution) -> DataFrame:
     expression = execution.expression
     kind = _kind(expression)
@@ -185,7 +176,7 @@ def drop_policy(execution: Execution) -> DataFrame:
     return results.status(execution.spark, f"{policy.name} successfully dropped.")
 
 
-@registry.statement(AlterPolicy)
+@registry.statement(AlterPolicy, needs=needs.nothing)
 def alter_policy(execution: Execution) -> DataFrame:
     expression = execution.expression
     kind = _kind(expression)
@@ -297,7 +288,7 @@ def _securable_of(execution: Execution, policy_id: str) -> Securable:
     return securable
 
 
-@registry.statement(AlterColumnPolicy)
+@registry.statement(AlterColumnPolicy, needs=needs.nothing)
 def alter_column_policy(execution: Execution) -> DataFrame:
     """``ALTER TABLE|VIEW t MODIFY COLUMN c SET MASKING POLICY p [USING (c, cond…)] [FORCE]`` or ``UNSET``."""
     expression = execution.expression
@@ -342,7 +333,7 @@ def alter_column_policy(execution: Execution) -> DataFrame:
     return results.status(execution.spark, "Statement executed successfully.")
 
 
-@registry.statement(AlterRowAccessPolicy)
+@registry.statement(AlterRowAccessPolicy, needs=needs.nothing)
 def alter_row_access_policy(execution: Execution) -> DataFrame:
     """``ALTER TABLE|VIEW t ADD ROW ACCESS POLICY r ON (col…)`` or ``DROP ROW ACCESS POLICY r``."""
     expression = execution.expression
@@ -380,7 +371,7 @@ def alter_row_access_policy(execution: Execution) -> DataFrame:
     return results.status(execution.spark, "Statement executed successfully.")
 
 
-@registry.statement(AlterTags)
+@registry.statement(AlterTags, needs=needs.nothing)
 def alter_tags(execution: Execution) -> DataFrame:
     """``ALTER TABLE|VIEW t [MODIFY COLUMN c] SET TAG tag = 'v', …`` or ``UNSET TAG tag, …``."""
     expression = execution.expression

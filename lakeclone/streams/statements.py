@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
@@ -14,6 +14,7 @@ from lakeclone.dialect import table_reference
 from lakeclone.dialect.expressions import CreateStream
 from lakeclone.engine import registry, results
 from lakeclone.engine.objects import require_free_name, require_schema
+from lakeclone.engine.privileges import Need, Privilege, create_in_schema, reads_of
 from lakeclone.engine.show import matches, scope_schemas
 from lakeclone.errors import ObjectExistsError, ObjectNotFoundError, SqlCompilationError
 from lakeclone.streams import tracking, view_plan
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from lakeclone.catalog.names import QualifiedName
     from lakeclone.catalog.store import Catalog
     from lakeclone.engine.executor import Execution
+    from lakeclone.engine.tables import Tables
 
 # The kind's name in statements (DROP STREAM, SHOW STREAMS …) and in the registry.
 STREAM = "STREAM"
@@ -35,7 +37,13 @@ STREAM = "STREAM"
 STREAM_TYPE = "DELTA"
 
 
-@registry.statement(CreateStream)
+def _create_stream_needs(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
+    """CREATE STREAM in the stream's schema, and SELECT on what it tracks (and on what that reads)."""
+    yield from create_in_schema(tables, expression.this, Privilege.CREATE_STREAM)
+    yield from reads_of(tables, [expression.args["source"]])
+
+
+@registry.statement(CreateStream, needs=_create_stream_needs)
 def create_stream(execution: Execution) -> DataFrame:
     """``CREATE [OR REPLACE] STREAM [IF NOT EXISTS] s ON {TABLE t | VIEW v} [AT|BEFORE(...)] [options]``.
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from lakeclone.dialect.expressions import DescribeDetail, DescribeHistory, SessionParameters, ShowParameters
-from lakeclone.engine import registry, results
+from lakeclone.engine import needs, registry, results
 from lakeclone.errors import NoTransactionError, SqlCompilationError
 from lakeclone.transactions import lifecycle
 
@@ -51,7 +51,7 @@ def _name(expression: exp.Expression) -> str | None:
     return None
 
 
-@registry.statement(exp.Transaction)
+@registry.statement(exp.Transaction, needs=needs.nothing)
 def begin(execution: Execution) -> DataFrame:
     """``BEGIN [TRANSACTION | WORK] [NAME n]`` or ``START TRANSACTION [NAME n]``."""
     open_transaction = execution.session.transaction
@@ -63,7 +63,7 @@ def begin(execution: Execution) -> DataFrame:
     return results.status(execution.spark, f"Transaction {transaction.id} started.")
 
 
-@registry.statement(exp.Commit)
+@registry.statement(exp.Commit, needs=needs.nothing)
 def commit(execution: Execution) -> DataFrame:
     if execution.session.transaction is None:
         raise NoTransactionError("There is no transaction to commit: run BEGIN first.")
@@ -71,7 +71,7 @@ def commit(execution: Execution) -> DataFrame:
     return results.status(execution.spark, "Statement executed successfully.")
 
 
-@registry.statement(exp.Rollback)
+@registry.statement(exp.Rollback, needs=needs.nothing)
 def rollback(execution: Execution) -> DataFrame:
     transaction = execution.session.transaction
     if transaction is None:
@@ -81,10 +81,12 @@ def rollback(execution: Execution) -> DataFrame:
     return results.status(execution.spark, "Statement executed successfully.")
 
 
-def commit_before_ddl(executor: Executor, expression: exp.Expression) -> None:
+def commit_before_ddl(executor: Executor, expression: exp.Expression) -> bool:
     """Snowflake's rule: DDL commits the open transaction and then runs as a transaction of its own."""
-    if executor.context.transaction is not None and not isinstance(expression, TRANSACTIONAL):
-        lifecycle.commit(executor)
+    if executor.context.transaction is None or isinstance(expression, TRANSACTIONAL):
+        return False
+    lifecycle.commit(executor)
+    return True
 
 
 def show_transactions(execution: Execution, pattern: re.Pattern[str] | None) -> DataFrame:

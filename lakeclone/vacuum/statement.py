@@ -6,7 +6,7 @@ import datetime as dt
 from typing import TYPE_CHECKING
 
 from lakeclone.dialect import expressions as lx
-from lakeclone.engine import registry, results, session_parameters
+from lakeclone.engine import needs, registry, results, session_parameters
 from lakeclone.errors import ExecutionError
 from lakeclone.timetravel import literal_int
 from lakeclone.vacuum import plan as planner
@@ -24,7 +24,7 @@ DRY_RUN_SCHEMA = "path STRING, size_bytes BIGINT, action STRING, reason STRING"
 MAX_RETAIN_HOURS = 10 * 366 * 24
 
 
-@registry.statement(lx.Vacuum)
+@registry.statement(lx.Vacuum, needs=needs.modify)
 def vacuum(execution: Execution) -> DataFrame:
     """VACUUM t [RETAIN n HOURS] [DRY RUN].
 

@@ -123,4 +123,10 @@ def _collect_tables(tables: Tables, view: ViewEntry, found: dict[str, TableEntry
         _collect_tables(scope, inner, found)
 
 
+def view_query(tables: Tables, view: ViewEntry) -> tuple[Tables, exp.Expr]:
+    """``view``'s query, and the lookups its names resolve with: what reading the view needs is read from them."""
+    return definition_scope(tables, view), parse_definition(view.definition)
+
+
 registry.RELATIONS.append(bind_view)
+registry.SLOTS.view_query = view_query

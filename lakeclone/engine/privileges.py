@@ -1,0 +1,298 @@
+"""What a statement needs on the objects it names, in terms a role's grants answer.
+
+A statement's ``needs`` (registered with it, see
+:func:`lakeclone.engine.registry.statement`) resolves each name it uses as
+the binder does (:meth:`lakeclone.engine.tables.Tables.name`) and yields a
+:class:`Need` per object: which privileges on it would do. The access
+feature checks them against the session's role before the statement runs;
+without it, nothing is checked. The helpers here are the vocabulary those
+functions share: resolving a name to a :class:`Securable`, and what reading
+a relation needs, through the streams and views it reads.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+
+from lakeclone.catalog.access import ACCOUNT
+from lakeclone.catalog.names import database_name, schema_name
+from lakeclone.catalog.policies import PolicyEntry, PolicyKind
+from lakeclone.dialect import option_reference, table_reference
+from lakeclone.engine import registry
+from lakeclone.engine.compiler import read_references, staged_references, table_function_calls
+
+if TYPE_CHECKING:
+    from lakeclone.catalog.entries import SchemaEntry
+    from lakeclone.catalog.store import Catalog
+    from lakeclone.engine.tables import Tables
+
+
+class Privilege(str, Enum):
+    USAGE = "USAGE"
+    SELECT = "SELECT"
+    INSERT = "INSERT"
+    UPDATE = "UPDATE"
+    DELETE = "DELETE"
+    TRUNCATE = "TRUNCATE"
+    MODIFY = "MODIFY"
+    CREATE_TABLE = "CREATE TABLE"
+    CREATE_VIEW = "CREATE VIEW"
+    CREATE_STREAM = "CREATE STREAM"
+    CREATE_SEQUENCE = "CREATE SEQUENCE"
+    CREATE_STAGE = "CREATE STAGE"
+    CREATE_FILE_FORMAT = "CREATE FILE FORMAT"
+    CREATE_SCHEMA = "CREATE SCHEMA"
+    CREATE_DATABASE = "CREATE DATABASE"
+    CREATE_EXTERNAL_TABLE = "CREATE EXTERNAL TABLE"
+    CREATE_MASKING_POLICY = "CREATE MASKING POLICY"
+    CREATE_ROW_ACCESS_POLICY = "CREATE ROW ACCESS POLICY"
+    CREATE_TAG = "CREATE TAG"
+    APPLY = "APPLY"
+    APPLY_MASKING_POLICY = "APPLY MASKING POLICY"
+    APPLY_ROW_ACCESS_POLICY = "APPLY ROW ACCESS POLICY"
+    APPLY_TAG = "APPLY TAG"
+    OWNERSHIP = "OWNERSHIP"
+    ALL = "ALL"
+
+
+@dataclass(frozen=True)
+class Securable:
+    """An object privileges are granted on.
+
+    Attributes:
+        kind: ``"TABLE"``, ``"VIEW"``, ``"STREAM"``, ``"SEQUENCE"``, ``"STAGE"``, ``"SCHEMA"``, ``"DATABASE"`` or ``"ACCOUNT"``.
+        name: its qualified name, for messages.
+        containers: its schema and database (or a schema's database), which need USAGE first.
+    """
+
+    kind: str
+    id: str
+    name: str
+    containers: tuple[Securable, ...] = ()
+
+
+@dataclass(frozen=True)
+class Definer:
+    """A view or policy whose definition a statement reads: its owner's rights, not the session's, reach what it reads.
+
+    Attributes:
+        name: the view's or policy's qualified name, for messages.
+        owner: the role that owns it.
+        kind: what it is, for messages: ``view``, ``masking policy``, ``row access policy``.
+    """
+
+    name: str
+    owner: str
+    kind: str = "view"
+
+
+@dataclass(frozen=True)
+class Need:
+    """What a statement needs on one object: any one of ``privileges`` (none: that the role sees it).
+
+    Attributes:
+        definer: the view through which the object is read, whose owner must hold ``privileges``
+            (Snowflake views run with their owner's rights); None for the session's role.
+        denied_on: what a denial names, when not the object itself: a schema clone names the
+            schema, not a table in it the role may not know of.
+    """
+
+    securable: Securable
+    privileges: tuple[Privilege, ...]
+    definer: Definer | None = None
+    denied_on: Securable | None = None
+
+
+ACCOUNT_SECURABLE = Securable(*ACCOUNT, "ACCOUNT")
+
+
+def database_securable(catalog: Catalog, name: str) -> Securable | None:
+    entry = catalog.database(name)
+    return Securable("DATABASE", entry.id, entry.name) if entry else None
+
+
+def schema_securable(catalog: Catalog, schema: SchemaEntry) -> Securable:
+    database = catalog.database(schema.database)
+    containers = (Securable("DATABASE", database.id, database.name),) if database else ()
+    return Securable("SCHEMA", schema.id, schema.qualified, containers)
+
+
+def named_schema(catalog: Catalog, database: str, name: str) -> Securable | None:
+    entry = catalog.schema(database, name)
+    return schema_securable(catalog, entry) if entry else None
+
+
+def relation(tables: Tables, table: exp.Table, kinds: tuple[str, ...] = ("TABLE", "VIEW", "STREAM")) -> Securable | None:
+    """The live table, view, stream or sequence a reference names, as the binder resolves it; None if none."""
+    name = tables.name(table)
+    catalog = tables.catalog
+    lookups: dict[str, Callable[[str, str, str], object | None]] = {
+        "TABLE": catalog.table,
+        "VIEW": catalog.view,
+        "STREAM": catalog.stream,
+        "SEQUENCE": catalog.sequence,
+        "STAGE": catalog.stage,
+        "FILE FORMAT": catalog.file_format,
+        **{kind.value: functools.partial(_policy, catalog, kind) for kind in PolicyKind},
+    }
+    for kind in kinds:
+        entry = lookups[kind](name.database, name.schema, name.name)
+        if entry is not None:
+            schema = catalog.schema(name.database, name.schema)
+            assert schema is not None
+            return Securable(kind, entry.id, str(name), (schema_securable(catalog, schema),))  # type: ignore[attr-defined]
+    return None
+
+
+def _policy(catalog: Catalog, kind: PolicyKind, database: str, schema: str, name: str) -> PolicyEntry | None:
+    return catalog.policy(database, schema, name, kind)
+
+
+def reads(tables: Tables, expression: exp.Expr, *, skip: exp.Expr | None = None) -> Iterator[Need | None]:
+    references = [table for table in read_references(expression) if table is not skip]
+    yield from reads_of(tables, references)
+    yield from file_reads(tables, expression)
+
+
+def file_reads(tables: Tables, expression: exp.Expr) -> Iterator[Need | None]:
+    """USAGE on each stage whose files ``expression`` reads (and on a file format it names); for ``read_files``, a URI's need.
+
+    A URI reaches outside the warehouse as a stage's URL does, and needs what
+    naming one needs: the account's CREATE EXTERNAL TABLE.
+    """
+    for table in staged_references(expression):
+        yield from stage_usage(tables, table.name)
+        named = table.args.get("format")
+        if named is not None:
+            yield from format_usage(tables, named)
+    if any(function.reads_files for _, _, function in table_function_calls(expression)):
+        yield Need(ACCOUNT_SECURABLE, (Privilege.CREATE_EXTERNAL_TABLE,))
+
+
+def reads_of(tables: Tables, references: list[exp.Table], definer: Definer | None = None) -> Iterator[Need | None]:
+    """SELECT on each relation ``references`` name, and on what streams and views among them read."""
+    for table in references:
+        securable = relation(tables, table)
+        if securable is None:
+            # Missing or not: a role that may not use the schema learns only that.
+            yield _container_need(tables, table, definer)
+            continue
+        yield Need(securable, (Privilege.SELECT,), definer)
+        yield from _behind(tables, securable, definer)
+
+
+def _container_need(tables: Tables, table: exp.Table, definer: Definer | None) -> Need | None:
+    """USAGE on the schema (else the database) a name that names no relation would be in, where that exists."""
+    name = tables.name(table)
+    schema = named_schema(tables.catalog, name.database, name.schema)
+    if schema is not None:
+        return Need(schema, (Privilege.USAGE,), definer)
+    database = database_securable(tables.catalog, name.database)
+    return Need(database, (Privilege.USAGE,), definer) if database is not None else None
+
+
+def _behind(tables: Tables, securable: Securable, definer: Definer | None) -> Iterator[Need | None]:
+    """What reading a stream or a view needs beyond SELECT on it: on what the stream tracks, or what the view reads."""
+    catalog = tables.catalog
+    if securable.kind == "STREAM":
+        # Querying a stream also needs SELECT on what it tracks.
+        stream = catalog.stream_by_id(securable.id)
+        assert stream is not None
+        source = _source_need(catalog, stream.source_id)
+        if source is not None:
+            yield Need(source.securable, source.privileges, definer)
+            yield from _behind(tables, source.securable, definer)
+    elif securable.kind == "VIEW":
+        view = catalog.view_by_id(securable.id)
+        view_query = registry.SLOTS.view_query
+        assert view is not None and view_query is not None
+        scope, query = view_query(tables, view)
+        owner = Definer(view.qualified, catalog.owner("VIEW", view.id))
+        yield from reads_of(scope, read_references(query), owner)
+
+
+def _source_need(catalog: Catalog, source_id: str) -> Need | None:
+    table = catalog.table_by_id(source_id)
+    entry = table or catalog.view_by_id(source_id)
+    if entry is None:
+        return None
+    schema = catalog.schema(entry.database, entry.schema)
+    assert schema is not None
+    name = f"{entry.database}.{entry.schema}.{entry.name}"
+    securable = Securable("TABLE" if table else "VIEW", entry.id, name, (schema_securable(catalog, schema),))
+    return Need(securable, (Privilege.SELECT,))
+
+
+def sequence_need(catalog: Catalog, sequence_id: str) -> Need | None:
+    sequence = catalog.sequence_by_id(sequence_id)
+    schema = catalog.schema(sequence.database, sequence.schema) if sequence else None
+    if sequence is None or schema is None:
+        return None  # a dropped sequence: the statement reports it
+    securable = Securable("SEQUENCE", sequence.id, sequence.qualified, (schema_securable(catalog, schema),))
+    return Need(securable, (Privilege.USAGE,))
+
+
+def named_formats(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
+    """USAGE on each file format a ``FORMAT_NAME = …`` names."""
+    for prop in expression.find_all(exp.Property):
+        if prop.this is None or prop.name.upper() != "FORMAT_NAME":
+            continue
+        value = prop.args.get("value")
+        if value is not None:
+            yield from format_usage(tables, value)
+
+
+def format_usage(tables: Tables, value: exp.Expression) -> Iterator[Need | None]:
+    """USAGE on the file format ``value`` names: ``f``, ``'db.s.f'``."""
+    named = relation(tables, option_reference(value), ("FILE FORMAT",))
+    yield Need(named, (Privilege.USAGE,)) if named else None
+
+
+def stage_usage(tables: Tables, reference: str) -> Iterator[Need | None]:
+    """USAGE on the stage ``@stage/path`` names."""
+    body = reference.removeprefix("@")
+    if body.startswith(("~", "%")):
+        return  # no such stages: the statement says so
+    stage = relation(tables, table_reference(body.partition("/")[0]), ("STAGE",))
+    yield Need(stage, (Privilege.USAGE,)) if stage else None
+
+
+def create_in_schema(tables: Tables, target: exp.Table, privilege: Privilege) -> Iterator[Need | None]:
+    name = tables.name(target)
+    schema = named_schema(tables.catalog, name.database, name.schema)
+    if schema is not None:
+        yield Need(schema, (Privilege.USAGE,))
+        yield Need(schema, (privilege,))
+
+
+def owned(tables: Tables, target: exp.Table, kind: str, *, modify: bool = False) -> Iterator[Need | None]:
+    """OWNERSHIP (or, on a table, MODIFY where ``modify``) of the object ``target`` names."""
+    catalog = tables.catalog
+    if kind == "DATABASE":
+        securable = database_securable(catalog, database_name(target))
+    elif kind == "SCHEMA":
+        securable = named_schema(catalog, *schema_name(target, database=tables.scope.database))
+    elif kind in ("TABLE", "VIEW", "STREAM", "SEQUENCE", "STAGE", "FILE FORMAT"):
+        securable = relation(tables, target, (kind,))
+    else:
+        securable = None
+    privileges = (Privilege.MODIFY,) if modify else (Privilege.OWNERSHIP,)
+    yield Need(securable, privileges) if securable else None
+
+
+def seen(tables: Tables, target: exp.Table, kind: str) -> Iterator[Need | None]:
+    """That the role sees the object ``target`` names (any privilege on it), and may use its containers."""
+    catalog = tables.catalog
+    if kind == "DATABASE":
+        securable = database_securable(catalog, database_name(target))
+    elif kind == "SCHEMA":
+        securable = named_schema(catalog, *schema_name(target, database=tables.scope.database))
+    else:
+        securable = relation(tables, target, ("TABLE", "VIEW"))
+    yield Need(securable, ()) if securable else None
