@@ -21,7 +21,7 @@ from sqlglot import exp
 from lakeclone.access.privileges import satisfies
 from lakeclone.catalog.access import ACCOUNTADMIN, PUBLIC
 from lakeclone.engine.compiler import read_references, staged_references, table_function_calls
-from lakeclone.engine.privileges import Definer, Need, Privilege, Securable, reads_of, schema_securable
+from lakeclone.engine.privileges import Definer, Either, Need, Privilege, Requirement, Securable, reads_of, schema_securable
 from lakeclone.errors import InsufficientPrivilegesError, ObjectNotFoundError, SqlCompilationError
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ class Guard:
                     pending.append(granted)
         return found
 
-    def statement(self, executor: Executor, needs: Iterable[Need | None]) -> None:
+    def statement(self, executor: Executor, needs: Iterable[Requirement | None]) -> None:
         catalog = executor.catalog
         roles = self.roles(catalog, executor.context.role)
         if ACCOUNTADMIN in roles:
@@ -61,10 +61,22 @@ class Guard:
         for need in needs:
             if need is None:
                 continue
-            if need.definer is None:
+            if isinstance(need, Either):
+                if not all(self.meets(catalog, roles, each) for each in need.first):
+                    for each in need.second:
+                        self.require(catalog, roles, each)
+            elif need.definer is None:
                 self.require(catalog, roles, need)
             else:
                 self.require_for_view(catalog, need)
+
+    def meets(self, catalog: Catalog, roles: set[str], need: Need) -> bool:
+        """Whether ``roles`` have what ``need`` asks (see :meth:`require`)."""
+        try:
+            self.require(catalog, roles, need)
+        except (ObjectNotFoundError, InsufficientPrivilegesError):
+            return False
+        return True
 
     def require_for_view(self, catalog: Catalog, need: Need) -> None:
         """Raise unless the owner of the view or policy ``need`` reads through holds what it needs (Snowflake's expansion)."""
@@ -158,7 +170,10 @@ class Guard:
         raise InsufficientPrivilegesError(target.kind, target.name)
 
     def owns(self, catalog: Catalog, roles: set[str], securable: Securable) -> bool:
-        return ACCOUNTADMIN in roles or catalog.owner(securable.kind, securable.id) in roles
+        if ACCOUNTADMIN in roles:
+            return True
+        owner = catalog.role_owner(securable.id) if securable.kind == "ROLE" else catalog.owner(securable.kind, securable.id)
+        return owner in roles
 
     def sees(self, catalog: Catalog, roles: set[str], securable: Securable) -> bool:
         """Whether ``roles`` hold any privilege on ``securable``: else it does not exist for them."""

@@ -16,22 +16,25 @@ from lakeclone.dialect.expressions import CreatePrincipal, DropPrincipal, GrantP
 from lakeclone.engine import needs, registry, results
 from lakeclone.engine.privileges import (
     ACCOUNT_SECURABLE,
+    ADMINISTRATION,
     Need,
     Privilege,
     Securable,
     database_securable,
     named_schema,
     relation,
+    role_securable,
 )
 from lakeclone.errors import InsufficientPrivilegesError, ObjectExistsError, ObjectNotFoundError, SqlCompilationError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterator, Sequence
 
     from pyspark.sql import DataFrame
 
     from lakeclone.catalog.entries import StreamEntry, TableEntry, ViewEntry
     from lakeclone.engine.executor import Execution
+    from lakeclone.engine.tables import Tables
 
 GRANTS_SCHEMA = (
     "created_on TIMESTAMP, privilege STRING, granted_on STRING, name STRING, "
@@ -53,24 +56,35 @@ def _require_role(execution: Execution, name: str) -> None:
         raise ObjectNotFoundError(name, "Role")
 
 
-def _require_role_owner(execution: Execution, role: str) -> None:
+def _role_owned(tables: Tables, role: str) -> Need | None:
     """Managing a role (granting it, dropping it) needs its ownership, as Snowflake has it."""
-    roles = _roles(execution)
-    if ACCOUNTADMIN not in roles and execution.catalog.role_owner(role) not in roles:
-        raise InsufficientPrivilegesError("ROLE", role)
+    if not tables.catalog.role_exists(role):
+        return None  # the statement says it does not exist
+    securable = role_securable(role)
+    return Need(securable, (Privilege.OWNERSHIP,), denied_on=securable)
 
 
-def _require_administrator(execution: Execution, what: str) -> None:
-    if ACCOUNTADMIN not in _roles(execution):
-        raise InsufficientPrivilegesError("ACCOUNT", what)
+def _principal_needs(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
+    """Creating users and roles, and dropping users, is the administrator's; dropping a role is its owner's."""
+    kind, name = expression.text("kind"), _name(expression.this)
+    if isinstance(expression, CreatePrincipal):
+        yield ADMINISTRATION
+    elif kind == "ROLE":
+        yield _role_owned(tables, name)
+    elif tables.catalog.user_exists(name):
+        yield ADMINISTRATION
 
 
-@registry.statement(CreatePrincipal, needs=needs.nothing)
+def _grant_role_needs(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
+    """Granting or revoking a role is its owner's."""
+    yield _role_owned(tables, _name(expression.this))
+
+
+@registry.statement(CreatePrincipal, needs=_principal_needs)
 def create_principal(execution: Execution) -> DataFrame:
     expression = execution.expression
     kind, name = expression.text("kind"), _name(expression.this)
     catalog = execution.catalog
-    _require_administrator(execution, "ACCOUNT")
     exists = catalog.user_exists(name) if kind == "USER" else catalog.role_exists(name)
     with catalog.transaction():
         if exists:
@@ -86,7 +100,7 @@ def create_principal(execution: Execution) -> DataFrame:
     return results.status(execution.spark, f"{kind.capitalize()} {name} successfully created.")
 
 
-@registry.statement(DropPrincipal, needs=needs.nothing)
+@registry.statement(DropPrincipal, needs=_principal_needs)
 def drop_principal(execution: Execution) -> DataFrame:
     expression = execution.expression
     kind, name = expression.text("kind"), _name(expression.this)
@@ -97,11 +111,9 @@ def drop_principal(execution: Execution) -> DataFrame:
             return results.status(execution.spark, f"Drop statement executed successfully ({name} already dropped).")
         raise ObjectNotFoundError(name, kind.capitalize())
     if kind == "USER":
-        _require_administrator(execution, "ACCOUNT")
         if name == execution.session.user:
             raise SqlCompilationError(f"User '{name}' is signed in to this session and cannot be dropped.")
     else:
-        _require_role_owner(execution, name)
         if name in (ACCOUNTADMIN, "SYSADMIN", PUBLIC):
             raise SqlCompilationError(f"Role '{name}' is a system role and cannot be dropped.")
         if name == execution.session.role:
@@ -111,7 +123,7 @@ def drop_principal(execution: Execution) -> DataFrame:
     return results.status(execution.spark, f"{name} successfully dropped.")
 
 
-@registry.statement(GrantRole, needs=needs.nothing)
+@registry.statement(GrantRole, needs=_grant_role_needs)
 def grant_role(execution: Execution) -> DataFrame:
     expression = execution.expression
     role, kind, grantee = _name(expression.this), expression.text("kind"), _name(expression.args["to"])
@@ -121,7 +133,6 @@ def grant_role(execution: Execution) -> DataFrame:
         raise ObjectNotFoundError(grantee, "User")
     if kind == "ROLE":
         _require_role(execution, grantee)
-    _require_role_owner(execution, role)
     with catalog.transaction():
         if expression.args.get("revoke"):
             catalog.revoke_role(role, kind, grantee)

@@ -19,6 +19,7 @@ from lakeclone.engine.privileges import (
     ACCOUNT_SECURABLE,
     Need,
     Privilege,
+    Requirement,
     Securable,
     create_in_schema,
     database_securable,
@@ -50,7 +51,7 @@ def query(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
     yield from reads(tables, expression)
 
 
-def explain(tables: Tables, expression: exp.Expression) -> Iterable[Need | None]:
+def explain(tables: Tables, expression: exp.Expression) -> Iterable[Requirement | None]:
     """Explaining a statement needs what running it needs."""
     explained = expression.this
     return registry.STATEMENTS[type(explained)].needs(tables, explained)

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
 
 class Privilege(str, Enum):
+    """A privilege, as Snowflake spells it (Unity Catalog's spellings are read in :mod:`lakeclone.access.privileges`)."""
+
     USAGE = "USAGE"
     SELECT = "SELECT"
     INSERT = "INSERT"
@@ -66,7 +68,8 @@ class Securable:
     """An object privileges are granted on.
 
     Attributes:
-        kind: ``"TABLE"``, ``"VIEW"``, ``"STREAM"``, ``"SEQUENCE"``, ``"STAGE"``, ``"SCHEMA"``, ``"DATABASE"`` or ``"ACCOUNT"``.
+        kind: ``"TABLE"``, ``"VIEW"``, ``"STREAM"``, ``"SEQUENCE"``, ``"STAGE"``, ``"FILE FORMAT"``, a policy's
+            or tag's kind, ``"SCHEMA"``, ``"DATABASE"``, ``"ROLE"`` or ``"ACCOUNT"``.
         name: its qualified name, for messages.
         containers: its schema and database (or a schema's database), which need USAGE first.
     """
@@ -109,7 +112,30 @@ class Need:
     denied_on: Securable | None = None
 
 
+@dataclass(frozen=True)
+class Either:
+    """Needs met one of two ways: all of ``first``, else all of ``second``, whose denial is the one reported.
+
+    Attaching a policy takes APPLY on the account (and seeing the object), or
+    OWNERSHIP of the object and APPLY on the policy.
+    """
+
+    first: tuple[Need, ...]
+    second: tuple[Need, ...]
+
+
+Requirement = Need | Either
+"""One thing a statement needs: a :class:`Need`, or an :class:`Either` of two sets of them."""
+
 ACCOUNT_SECURABLE = Securable(*ACCOUNT, "ACCOUNT")
+
+ADMINISTRATION = Need(ACCOUNT_SECURABLE, (Privilege.OWNERSHIP,))
+"""What only the account's owner, ACCOUNTADMIN, may do: create users and roles, drop users."""
+
+
+def role_securable(name: str) -> Securable:
+    """A role, as managing it (granting it, dropping it) needs its ownership."""
+    return Securable("ROLE", name, name)
 
 
 def database_securable(catalog: Catalog, name: str) -> Securable | None:

@@ -30,11 +30,11 @@ if TYPE_CHECKING:
     from lakeclone.delta.statements import Merge
     from lakeclone.engine.context import OpenTransaction
     from lakeclone.engine.executor import Execution, Executor
-    from lakeclone.engine.privileges import Need
+    from lakeclone.engine.privileges import Requirement
     from lakeclone.engine.tables import Tables
 
 Handler = Callable[["Execution"], "DataFrame"]
-Needs = Callable[["Tables", exp.Expression], "Iterable[Need | None]"]
+Needs = Callable[["Tables", exp.Expression], "Iterable[Requirement | None]"]
 """What a statement needs on each object it names (None for a name that names nothing): see :mod:`lakeclone.engine.needs`."""
 ShowHandler = Callable[["Execution", "re.Pattern[str] | None"], "DataFrame"]
 
@@ -256,7 +256,7 @@ PURGES: list[Callable[[Execution], None]] = []
 class Authorizer(Protocol):
     """Checks the current role's privileges: the one place lakeclone enforces them."""
 
-    def statement(self, executor: Executor, needs: Iterable[Need | None]) -> None:
+    def statement(self, executor: Executor, needs: Iterable[Requirement | None]) -> None:
         """Raise unless the session's role holds what a statement ``needs``; runs before anything else does.
 
         ``needs`` is computed as it is read: an authorizer that lets the role do anything need not read it.

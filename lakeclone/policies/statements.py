@@ -11,6 +11,7 @@ policy or tag (its owner holds it), or the account-level APPLY MASKING POLICY
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
@@ -27,9 +28,19 @@ from lakeclone.dialect.expressions import (
     CreatePolicy,
     DropPolicy,
 )
-from lakeclone.engine import needs, registry, results
+from lakeclone.engine import registry, results
 from lakeclone.engine.context import SessionContext
-from lakeclone.engine.privileges import ACCOUNT_SECURABLE, Definer, Need, Privilege, Securable, named_schema, relation
+from lakeclone.engine.privileges import (
+    ACCOUNT_SECURABLE,
+    Definer,
+    Either,
+    Need,
+    Privilege,
+    Requirement,
+    Securable,
+    named_schema,
+    relation,
+)
 from lakeclone.engine.show import matches, scope_schemas
 from lakeclone.errors import ObjectExistsError, ObjectNotFoundError, SqlCompilationError
 from lakeclone.policies.model import APPLY_ON_ACCOUNT, type_family
@@ -39,6 +50,7 @@ if TYPE_CHECKING:
 
     from lakeclone.catalog.entries import SchemaEntry
     from lakeclone.engine.executor import Execution
+    from lakeclone.engine.tables import Tables
 
 _CREATE = {
     PolicyKind.MASKING: Privilege.CREATE_MASKING_POLICY,
@@ -48,10 +60,97 @@ _CREATE = {
 _LABELS = {PolicyKind.MASKING: "Masking policy", PolicyKind.ROW_ACCESS: "Row access policy", PolicyKind.TAG: "Tag"}
 
 
-def _require(execution: Execution, *needs: Need) -> None:
-    roles = GUARD.roles(execution.catalog, execution.session.role)
-    for need in needs:
-        GUARD.require(execution.catalog, roles, need)
+def _policy_need(tables: Tables, target: exp.Table, kind: PolicyKind, privileges: tuple[Privilege, ...]) -> Need | None:
+    securable = relation(tables, target, (kind.value,))
+    return Need(securable, privileges) if securable else None
+
+
+def _create_needs(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
+    """USAGE and CREATE <kind> on the schema; OWNERSHIP of the policy or tag OR REPLACE replaces."""
+    kind = _kind(expression)
+    name = tables.name(expression.this)
+    schema = named_schema(tables.catalog, name.database, name.schema)
+    if schema is not None:
+        yield Need(schema, (Privilege.USAGE,))
+        yield Need(schema, (_CREATE[kind],))
+    if expression.args.get("replace") and not expression.args.get("exists"):
+        yield _policy_need(tables, expression.this, kind, (Privilege.OWNERSHIP,))
+
+
+def _owner_needs(tables: Tables, expression: exp.Expression) -> Iterator[Requirement | None]:
+    """OWNERSHIP of the policy or tag dropped or altered; for a tag's masking policies, APPLY on each (or on the account)."""
+    yield _policy_need(tables, expression.this, _kind(expression), (Privilege.OWNERSHIP,))
+    policies = expression.args.get("policies")
+    if isinstance(expression, AlterPolicy) and policies and not expression.args.get("unset"):
+        applied = [relation(tables, target, (PolicyKind.MASKING.value,)) for target in policies]
+        yield Either(
+            (Need(ACCOUNT_SECURABLE, (Privilege.APPLY_MASKING_POLICY,)),),
+            tuple(Need(securable, (Privilege.APPLY,)) for securable in applied if securable is not None),
+        )
+
+
+def _applied(owner: Securable, kind: PolicyKind, policies: list[Securable | None]) -> Either:
+    """Attaching (or taking off) policies or tags.
+
+    It takes APPLY <kind> on the account and seeing the object, or OWNERSHIP of the object and APPLY on each.
+    """
+    return Either(
+        (Need(ACCOUNT_SECURABLE, (APPLY_ON_ACCOUNT[kind],)), Need(owner, ())),
+        (Need(owner, (Privilege.OWNERSHIP,)), *(Need(p, (Privilege.APPLY,)) for p in policies if p is not None)),
+    )
+
+
+def _column_policy_needs(tables: Tables, expression: exp.Expression) -> Iterator[Requirement | None]:
+    """APPLY for the masking policy set on a column, and for the one it replaces or UNSET takes off.
+
+    Taking a policy off needs APPLY on it, as attaching it did: owning the
+    object is not enough (a clone's owner does not own the policies its
+    source passed on).
+    """
+    owner = relation(tables, expression.this, (expression.text("kind"),))
+    if owner is None:
+        return
+    column = expression.args["column"]
+    replaced = [
+        _attached_securable(tables, reference.policy_id)
+        for reference in tables.catalog.policy_references(owner.id)
+        if reference.column != OBJECT_LEVEL and _names(column, reference.column)
+    ]
+    policy = expression.args.get("policy")
+    set_policy = [relation(tables, policy, (PolicyKind.MASKING.value,))] if policy is not None else []
+    yield _applied(owner, PolicyKind.MASKING, [*set_policy, *replaced])
+
+
+def _row_access_needs(tables: Tables, expression: exp.Expression) -> Iterator[Requirement | None]:
+    """APPLY for the row access policy added or dropped."""
+    owner = relation(tables, expression.this, (expression.text("kind"),))
+    if owner is not None:
+        policy = relation(tables, expression.args["policy"], (PolicyKind.ROW_ACCESS.value,))
+        yield _applied(owner, PolicyKind.ROW_ACCESS, [policy])
+
+
+def _tag_needs(tables: Tables, expression: exp.Expression) -> Iterator[Requirement | None]:
+    """APPLY for each tag set or unset."""
+    owner = relation(tables, expression.this, (expression.text("kind"),))
+    if owner is not None:
+        targets = [item if expression.args.get("unset") else item.this for item in expression.expressions]
+        yield _applied(owner, PolicyKind.TAG, [relation(tables, target, (PolicyKind.TAG.value,)) for target in targets])
+
+
+def _names(identifier: exp.Expression, column: str) -> bool:
+    """Whether ``identifier`` names ``column``: exactly, or, unquoted, in any case."""
+    wanted = identifier.name
+    return column == wanted or (not identifier.args.get("quoted") and column.upper() == wanted.upper())
+
+
+def _attached_securable(tables: Tables, policy_id: str) -> Securable:
+    """The securable of an attached masking policy, by id."""
+    policy = tables.catalog.policy_by_id(policy_id)
+    assert policy is not None  # a policy is not dropped while it is attached
+    reference = exp.table_(policy.name, db=policy.schema, catalog=policy.database, quoted=True)
+    securable = relation(tables, reference, (policy.kind.value,))
+    assert securable is not None
+    return securable
 
 
 def _schema(execution: Execution, name: QualifiedName) -> SchemaEntry:
@@ -84,24 +183,19 @@ def _attached(execution: Execution, policy: PolicyEntry) -> bool:
     return bool(catalog.references_to_policy(policy.id) or catalog.tags_with_policy(policy.id))
 
 
-@registry.statement(CreatePolicy, needs=needs.nothing)
+@registry.statement(CreatePolicy, needs=_create_needs)
 def create_policy(execution: Execution) -> DataFrame:
     expression = execution.expression
     kind = _kind(expression)
     catalog = execution.catalog
     name = execution.tables.name(expression.this)
     schema = _schema(execution, name)
-    securable = named_schema(catalog, name.database, name.schema)
-    assert securable is not None
-    _require(execution, Need(securable, (Privilege.USAGE,)), Need(securable, (_CREATE[kind],)))
-    existing, existing_securable = _find(execution, expression.this, kind)
+    existing, _ = _find(execution, expression.this, kind)
     if existing is not None:
         if expression.args.get("exists"):
             return results.status(execution.spark, f"{name.name} already exists, statement succeeded.")
         if not expression.args.get("replace"):
             raise ObjectExistsError(name.name)
-        assert existing_securable is not None
-        _require(execution, Need(existing_securable, (Privilege.OWNERSHIP,)))
         if kind is not PolicyKind.TAG and _attached(execution, existing):
             raise SqlCompilationError(
                 f"Policy {name.name} cannot be dropped/replaced as it is associated with one or more entities."
@@ -156,7 +250,7 @@ def _definition(expression: exp.Expression, kind: PolicyKind) -> tuple[list[tupl
     return arguments, returns, expression.args["body"].sql(dialect=Lsql)
 
 
-@registry.statement(DropPolicy, needs=needs.nothing)
+@registry.statement(DropPolicy, needs=_owner_needs)
 def drop_policy(execution: Execution) -> DataFrame:
     expression = execution.expression
     kind = _kind(expression)
@@ -166,7 +260,6 @@ def drop_policy(execution: Execution) -> DataFrame:
         if expression.args.get("exists"):
             return results.status(execution.spark, f"Drop statement executed successfully ({name.name} already dropped).")
         raise ObjectNotFoundError(str(name), _LABELS[kind])
-    _require(execution, Need(securable, (Privilege.OWNERSHIP,)))
     if kind is not PolicyKind.TAG and _attached(execution, policy):
         raise SqlCompilationError(
             f"Policy {policy.name} cannot be dropped/replaced as it is associated with one or more entities."
@@ -176,7 +269,7 @@ def drop_policy(execution: Execution) -> DataFrame:
     return results.status(execution.spark, f"{policy.name} successfully dropped.")
 
 
-@registry.statement(AlterPolicy, needs=needs.nothing)
+@registry.statement(AlterPolicy, needs=_owner_needs)
 def alter_policy(execution: Execution) -> DataFrame:
     expression = execution.expression
     kind = _kind(expression)
@@ -185,16 +278,12 @@ def alter_policy(execution: Execution) -> DataFrame:
         if expression.args.get("exists"):
             return results.status(execution.spark, "Statement executed successfully.")
         raise ObjectNotFoundError(str(execution.tables.name(expression.this)), _LABELS[kind])
-    _require(execution, Need(securable, (Privilege.OWNERSHIP,)))
     catalog = execution.catalog
     policies = expression.args.get("policies")
     if policies:
         masking = [_found(execution, target, PolicyKind.MASKING) for target in policies]
         if not expression.args.get("unset"):
             _require_tag_policies_fit(execution, policy, [found for found, _ in masking])
-            roles = GUARD.roles(catalog, execution.session.role)
-            if not GUARD.holds(catalog, roles, ACCOUNT_SECURABLE, Privilege.APPLY_MASKING_POLICY):
-                _require(execution, *(Need(s, (Privilege.APPLY,)) for _, s in masking))
         with catalog.transaction():
             for found, _ in masking:
                 if expression.args.get("unset"):
@@ -261,34 +350,13 @@ def _columns_of(execution: Execution, securable: Securable) -> list[tuple[str, s
 
 
 def _column_named(columns: list[tuple[str, str]], identifier: exp.Expression, owner: Securable) -> tuple[str, str]:
-    wanted = identifier.name
     for name, kind in columns:
-        if name == wanted or (not identifier.args.get("quoted") and name.upper() == wanted.upper()):
+        if _names(identifier, name):
             return name, kind
-    raise SqlCompilationError(f"invalid identifier '{wanted}' in {owner.kind.lower()} {owner.name}")
+    raise SqlCompilationError(f"invalid identifier '{identifier.name}' in {owner.kind.lower()} {owner.name}")
 
 
-def _require_apply(execution: Execution, owner: Securable, kind: PolicyKind, policies: list[Securable]) -> None:
-    """Attaching needs APPLY <kind> on the account, or OWNERSHIP of the object and APPLY on each policy or tag."""
-    catalog = execution.catalog
-    roles = GUARD.roles(catalog, execution.session.role)
-    if GUARD.holds(catalog, roles, ACCOUNT_SECURABLE, APPLY_ON_ACCOUNT[kind]):
-        GUARD.require(catalog, roles, Need(owner, ()))
-        return
-    _require(execution, Need(owner, (Privilege.OWNERSHIP,)), *(Need(p, (Privilege.APPLY,)) for p in policies))
-
-
-def _securable_of(execution: Execution, policy_id: str) -> Securable:
-    """The securable of an attached masking policy, by id."""
-    policy = execution.catalog.policy_by_id(policy_id)
-    assert policy is not None  # a policy is not dropped while it is attached
-    reference = exp.table_(policy.name, db=policy.schema, catalog=policy.database, quoted=True)
-    securable = relation(execution.tables, reference, (policy.kind.value,))
-    assert securable is not None
-    return securable
-
-
-@registry.statement(AlterColumnPolicy, needs=needs.nothing)
+@registry.statement(AlterColumnPolicy, needs=_column_policy_needs)
 def alter_column_policy(execution: Execution) -> DataFrame:
     """``ALTER TABLE|VIEW t MODIFY COLUMN c SET MASKING POLICY p [USING (c, cond…)] [FORCE]`` or ``UNSET``."""
     expression = execution.expression
@@ -296,17 +364,12 @@ def alter_column_policy(execution: Execution) -> DataFrame:
     column, column_type = _column_named(columns, expression.args["column"], owner)
     catalog = execution.catalog
     present = [r for r in catalog.policy_references(owner.id) if r.column == column]
-    # Taking a policy off a column (UNSET, or FORCE in another's place) needs APPLY on it, as attaching it did:
-    # owning the object is not enough (a clone's owner does not own the policies its source passed on).
-    replaced = [_securable_of(execution, r.policy_id) for r in present]
     if expression.args.get("unset"):
-        _require_apply(execution, owner, PolicyKind.MASKING, replaced)
         with catalog.transaction():
             for reference in present:
                 catalog.detach_policy(reference)
         return results.status(execution.spark, "Statement executed successfully.")
-    policy, securable = _found(execution, expression.args["policy"], PolicyKind.MASKING)
-    _require_apply(execution, owner, PolicyKind.MASKING, [securable, *replaced])
+    policy, _ = _found(execution, expression.args["policy"], PolicyKind.MASKING)
     using = [_column_named(columns, c, owner) for c in expression.args.get("using") or []] or [(column, column_type)]
     if using[0][0] != column:
         raise SqlCompilationError(f"The first column of USING must be the column the policy masks, {column}, not {using[0][0]}.")
@@ -333,13 +396,12 @@ def alter_column_policy(execution: Execution) -> DataFrame:
     return results.status(execution.spark, "Statement executed successfully.")
 
 
-@registry.statement(AlterRowAccessPolicy, needs=needs.nothing)
+@registry.statement(AlterRowAccessPolicy, needs=_row_access_needs)
 def alter_row_access_policy(execution: Execution) -> DataFrame:
     """``ALTER TABLE|VIEW t ADD ROW ACCESS POLICY r ON (col…)`` or ``DROP ROW ACCESS POLICY r``."""
     expression = execution.expression
     owner, columns = _object(execution, expression)
-    policy, securable = _found(execution, expression.args["policy"], PolicyKind.ROW_ACCESS)
-    _require_apply(execution, owner, PolicyKind.ROW_ACCESS, [securable])
+    policy, _ = _found(execution, expression.args["policy"], PolicyKind.ROW_ACCESS)
     catalog = execution.catalog
     present = [r for r in catalog.policy_references(owner.id) if r.column == OBJECT_LEVEL]
     if expression.args.get("drop"):
@@ -371,7 +433,7 @@ def alter_row_access_policy(execution: Execution) -> DataFrame:
     return results.status(execution.spark, "Statement executed successfully.")
 
 
-@registry.statement(AlterTags, needs=needs.nothing)
+@registry.statement(AlterTags, needs=_tag_needs)
 def alter_tags(execution: Execution) -> DataFrame:
     """``ALTER TABLE|VIEW t [MODIFY COLUMN c] SET TAG tag = 'v', …`` or ``UNSET TAG tag, …``."""
     expression = execution.expression
@@ -388,7 +450,6 @@ def alter_tags(execution: Execution) -> DataFrame:
                 f"Tag {tag.name} has allowed values {', '.join(repr(v) for v in tag.allowed_values)}; '{value}' is not one."
             )
         settings.append((tag, securable, value or ""))
-    _require_apply(execution, owner, PolicyKind.TAG, [securable for _, securable, _ in settings])
     catalog = execution.catalog
     with catalog.transaction():
         for tag, _, value in settings:
