@@ -21,7 +21,17 @@ from sqlglot import exp
 from lakeclone.access.privileges import satisfies
 from lakeclone.catalog.access import ACCOUNTADMIN, PUBLIC
 from lakeclone.engine.compiler import read_references, staged_references, table_function_calls
-from lakeclone.engine.privileges import Definer, Either, Need, Privilege, Requirement, Securable, reads_of, schema_securable
+from lakeclone.engine.privileges import (
+    Definer,
+    Either,
+    Grantable,
+    Need,
+    Privilege,
+    Requirement,
+    Securable,
+    reads_of,
+    schema_securable,
+)
 from lakeclone.errors import InsufficientPrivilegesError, ObjectNotFoundError, SqlCompilationError
 
 if TYPE_CHECKING:
@@ -65,6 +75,9 @@ class Guard:
                 if not all(self.meets(catalog, roles, each) for each in need.first):
                     for each in need.second:
                         self.require(catalog, roles, each)
+            elif isinstance(need, Grantable):
+                if not self.grantable(catalog, roles, need.securable, need.privilege):
+                    raise InsufficientPrivilegesError(need.securable.kind, need.securable.name)
             elif need.definer is None:
                 self.require(catalog, roles, need)
             else:

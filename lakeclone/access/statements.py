@@ -13,10 +13,11 @@ from lakeclone.catalog.access import ACCOUNTADMIN, PUBLIC, FutureGrant, Grant
 from lakeclone.catalog.names import database_name, schema_name
 from lakeclone.catalog.policies import PolicyKind
 from lakeclone.dialect.expressions import CreatePrincipal, DropPrincipal, GrantPrivileges, GrantRole, ShowGrants
-from lakeclone.engine import needs, registry, results
+from lakeclone.engine import registry, results
 from lakeclone.engine.privileges import (
     ACCOUNT_SECURABLE,
     ADMINISTRATION,
+    Grantable,
     Need,
     Privilege,
     Securable,
@@ -25,7 +26,7 @@ from lakeclone.engine.privileges import (
     relation,
     role_securable,
 )
-from lakeclone.errors import InsufficientPrivilegesError, ObjectExistsError, ObjectNotFoundError, SqlCompilationError
+from lakeclone.errors import ObjectExistsError, ObjectNotFoundError, SqlCompilationError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -170,9 +171,9 @@ def use_role(catalog: object, user: str, role: str) -> None:
         raise ObjectNotFoundError(role, "Role")
 
 
-def _securable(execution: Execution, kind: str, target: exp.Table | None) -> Securable:
-    """The object a grant names; ObjectNotFoundError when it does not exist or the role does not see it."""
-    catalog = execution.catalog
+def _securable(tables: Tables, kind: str, target: exp.Table | None) -> Securable:
+    """The object a grant names; ObjectNotFoundError when it does not exist."""
+    catalog = tables.catalog
     found: Securable | None
     if kind == "ACCOUNT":
         return ACCOUNT_SECURABLE
@@ -181,24 +182,23 @@ def _securable(execution: Execution, kind: str, target: exp.Table | None) -> Sec
         found = database_securable(catalog, database_name(target))
         label = database_name(target)
     elif kind == "SCHEMA":
-        database, schema = schema_name(target, database=execution.session.database)
+        database, schema = schema_name(target, database=tables.session.database)
         found, label = named_schema(catalog, database, schema), f"{database}.{schema}"
     else:
-        found = relation(execution.tables, target, (kind,))
-        label = str(execution.tables.name(target))
+        found = relation(tables, target, (kind,))
+        label = str(tables.name(target))
     if found is None:
         raise ObjectNotFoundError(label, kind.capitalize())
     return found
 
 
-def _targets(execution: Execution) -> list[Securable]:
+def _targets(tables: Tables, expression: exp.Expression) -> list[Securable]:
     """The objects a GRANT … ON names: one, or every object of a kind in a container (ON ALL …)."""
-    expression = execution.expression
     kind = expression.text("kind")
     if expression.text("scope") != "ALL":
-        return [_securable(execution, kind, expression.this)]
-    container = _securable(execution, expression.text("container"), expression.this)
-    catalog = execution.catalog
+        return [_securable(tables, kind, expression.this)]
+    container = _securable(tables, expression.text("container"), expression.this)
+    catalog = tables.catalog
     schemas = (
         [catalog.schema_by_id(container.id)] if container.kind == "SCHEMA" else catalog.schemas(catalog.database(container.name))  # type: ignore[arg-type]
     )
@@ -215,13 +215,38 @@ def _targets(execution: Execution) -> list[Securable]:
         else:
             raise SqlCompilationError(f"GRANT … ON ALL {kind}S is not supported by lakeclone.")
         for entry in entries:
-            securable = relation(execution.tables, exp.table_(entry.name, db=schema.name, catalog=schema.database), (kind,))
+            securable = relation(tables, exp.table_(entry.name, db=schema.name, catalog=schema.database), (kind,))
             if securable is not None:
                 found.append(securable)
     return found
 
 
-@registry.statement(GrantPrivileges, needs=needs.nothing)
+def _grant_needs(tables: Tables, expression: exp.Expression) -> Iterator[Grantable]:
+    """That the role may grant each privilege on each object named: future grants in a schema or database take owning it."""
+    if not tables.catalog.role_exists(_name(expression.args["to"])):
+        return  # the statement says the grantee does not exist
+    kind = expression.text("kind")
+    privileges = [privilege(p.name, kind) for p in expression.expressions]
+    if expression.text("scope") == "FUTURE":
+        yield Grantable(_securable(tables, expression.text("container"), expression.this), Privilege.OWNERSHIP)
+        return
+    for target in _targets(tables, expression):
+        for named in privileges:
+            yield Grantable(target, named)
+
+
+def _show_grants_needs(tables: Tables, expression: exp.Expression) -> Iterator[Need]:
+    """SHOW GRANTS ON an object needs to see it (and to use its schema and database).
+
+    Who sees a schema's future grants, a user's or a role's grants is what
+    the statement may show, decided where it lists them.
+    """
+    if expression.args.get("future") or expression.text("to") or expression.text("on") == "ACCOUNT":
+        return
+    yield Need(_securable(tables, expression.text("on"), expression.this), ())
+
+
+@registry.statement(GrantPrivileges, needs=_grant_needs)
 def grant_privileges(execution: Execution) -> DataFrame:
     expression = execution.expression
     catalog = execution.catalog
@@ -231,14 +256,9 @@ def grant_privileges(execution: Execution) -> DataFrame:
     revoke = bool(expression.args.get("revoke"))
     option = bool(expression.args.get("grant_option"))
     privileges = [privilege(p.name, kind) for p in expression.expressions]
-    roles = _roles(execution)
     if expression.text("scope") == "FUTURE":
         return _future(execution, privileges, role, revoke=revoke, option=option)
-    targets = _targets(execution)
-    for target in targets:
-        for named in privileges:
-            if not GUARD.grantable(catalog, roles, target, named):
-                raise InsufficientPrivilegesError(target.kind, target.name)
+    targets = _targets(execution.tables, expression)
     with catalog.transaction():
         for target in targets:
             for named in privileges:
@@ -269,10 +289,8 @@ def _transfer(execution: Execution, target: Securable, role: str, *, copy: bool)
 
 def _future(execution: Execution, privileges: list[Privilege], role: str, *, revoke: bool, option: bool) -> DataFrame:
     expression = execution.expression
-    container = _securable(execution, expression.text("container"), expression.this)
+    container = _securable(execution.tables, expression.text("container"), expression.this)
     catalog = execution.catalog
-    if not GUARD.owns(catalog, _roles(execution), container):
-        raise InsufficientPrivilegesError(container.kind, container.name)
     with catalog.transaction():
         for named in privileges:
             future = FutureGrant(container.kind, container.id, expression.text("kind"), named.value, role, option)
@@ -283,13 +301,13 @@ def _future(execution: Execution, privileges: list[Privilege], role: str, *, rev
     return results.status(execution.spark, "Statement executed successfully.")
 
 
-@registry.statement(ShowGrants, needs=needs.nothing)
+@registry.statement(ShowGrants, needs=_show_grants_needs)
 def show_grants(execution: Execution) -> DataFrame:
     expression = execution.expression
     catalog = execution.catalog
     roles = _roles(execution)
     if expression.args.get("future"):
-        container = _securable(execution, "SCHEMA", expression.this)
+        container = _securable(execution.tables, "SCHEMA", expression.this)
         if not GUARD.sees(catalog, roles, container):
             raise ObjectNotFoundError(container.name, "Schema")
         future = [
@@ -329,10 +347,7 @@ def show_grants(execution: Execution) -> DataFrame:
             for g in catalog.role_grants(grantee_kind="ROLE", grantee=name)
         ]
         return results.rows(execution.spark, GRANTS_SCHEMA, rows)
-    target = _securable(execution, expression.text("on"), expression.this)
-    if target.kind != "ACCOUNT" and ACCOUNTADMIN not in roles:
-        # Seeing the object takes USAGE on its schema and database too, as every statement does.
-        GUARD.require(catalog, roles, Need(target, ()))
+    target = _securable(execution.tables, expression.text("on"), expression.this)
     owner = catalog.owner(target.kind, target.id)
     data = [(None, "OWNERSHIP", target.kind, target.name, "ROLE", owner, "true", owner)]
     data += [

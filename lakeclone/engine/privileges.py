@@ -124,8 +124,19 @@ class Either:
     second: tuple[Need, ...]
 
 
-Requirement = Need | Either
-"""One thing a statement needs: a :class:`Need`, or an :class:`Either` of two sets of them."""
+@dataclass(frozen=True)
+class Grantable:
+    """That the role may grant ``privilege`` on ``securable``: it owns it, or holds the privilege WITH GRANT OPTION.
+
+    Granting OWNERSHIP, or future grants in a schema, takes owning it.
+    """
+
+    securable: Securable
+    privilege: Privilege
+
+
+Requirement = Need | Either | Grantable
+"""One thing a statement needs: a :class:`Need`, an :class:`Either` of two sets of them, or a :class:`Grantable`."""
 
 ACCOUNT_SECURABLE = Securable(*ACCOUNT, "ACCOUNT")
 
