@@ -129,6 +129,26 @@ def test_query_history_shows_each_statement_who_ran_it_and_how_it_ended(
     assert [r[0] for r in in_order(lake, HISTORY.format(recent))] == [HISTORY.format(recent)]
 
 
+def test_query_history_names_each_kind_of_statement_as_snowflake_does(lake: lakeclone.Lake) -> None:
+    kinds = {
+        "CREATE TABLE kinds (a INT)": "CREATE_TABLE",
+        "CREATE TABLE kinds_copy AS SELECT * FROM kinds": "CREATE_TABLE_AS_SELECT",
+        "ALTER TABLE kinds_copy RENAME TO kinds_renamed": "ALTER_TABLE",
+        "CREATE ROLE kinds_role": "CREATE",
+        "GRANT SELECT ON TABLE kinds TO ROLE kinds_role": "GRANT",
+        "REVOKE SELECT ON TABLE kinds FROM ROLE kinds_role": "REVOKE",
+        "EXPLAIN SELECT * FROM kinds": "EXPLAIN",
+        "ALTER SESSION SET QUERY_TAG = 'kinds'": "ALTER_SESSION",
+        "BEGIN": "BEGIN_TRANSACTION",
+        "COMMIT": "COMMIT",
+    }
+    for statement in kinds:
+        lake.sql(statement)
+    history = "SELECT query_text, query_type FROM TABLE(INFORMATION_SCHEMA.QUERY_HISTORY(RESULT_LIMIT => 100))"
+    recorded = dict(rows(lake, history))
+    assert {statement: recorded[statement] for statement in kinds} == kinds
+
+
 def test_query_history_shows_a_user_their_own_statements(lake: lakeclone.Lake) -> None:
     lake.sql("CREATE ROLE analyst; CREATE USER ann; GRANT ROLE analyst TO USER ann; CREATE TABLE mine (a INT)")
     ann = session_of(lake, "ann", "analyst")

@@ -76,12 +76,16 @@ def _principal_needs(tables: Tables, expression: exp.Expression) -> Iterator[Nee
         yield ADMINISTRATION
 
 
+def _grant_type(expression: exp.Expression) -> str:
+    return "REVOKE" if expression.args.get("revoke") else "GRANT"
+
+
 def _grant_role_needs(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
     """Granting or revoking a role is its owner's."""
     yield _role_owned(tables, _name(expression.this))
 
 
-@registry.statement(CreatePrincipal, needs=_principal_needs)
+@registry.statement(CreatePrincipal, needs=_principal_needs, query_type="CREATE")
 def create_principal(execution: Execution) -> DataFrame:
     expression = execution.expression
     kind, name = expression.text("kind"), _name(expression.this)
@@ -101,7 +105,7 @@ def create_principal(execution: Execution) -> DataFrame:
     return results.status(execution.spark, f"{kind.capitalize()} {name} successfully created.")
 
 
-@registry.statement(DropPrincipal, needs=_principal_needs)
+@registry.statement(DropPrincipal, needs=_principal_needs, query_type="DROP")
 def drop_principal(execution: Execution) -> DataFrame:
     expression = execution.expression
     kind, name = expression.text("kind"), _name(expression.this)
@@ -124,7 +128,7 @@ def drop_principal(execution: Execution) -> DataFrame:
     return results.status(execution.spark, f"{name} successfully dropped.")
 
 
-@registry.statement(GrantRole, needs=_grant_role_needs)
+@registry.statement(GrantRole, needs=_grant_role_needs, query_type=_grant_type)
 def grant_role(execution: Execution) -> DataFrame:
     expression = execution.expression
     role, kind, grantee = _name(expression.this), expression.text("kind"), _name(expression.args["to"])
@@ -246,7 +250,7 @@ def _show_grants_needs(tables: Tables, expression: exp.Expression) -> Iterator[N
     yield Need(_securable(tables, expression.text("on"), expression.this), ())
 
 
-@registry.statement(GrantPrivileges, needs=_grant_needs)
+@registry.statement(GrantPrivileges, needs=_grant_needs, query_type=_grant_type)
 def grant_privileges(execution: Execution) -> DataFrame:
     expression = execution.expression
     catalog = execution.catalog
@@ -301,7 +305,7 @@ def _future(execution: Execution, privileges: list[Privilege], role: str, *, rev
     return results.status(execution.spark, "Statement executed successfully.")
 
 
-@registry.statement(ShowGrants, needs=_show_grants_needs)
+@registry.statement(ShowGrants, needs=_show_grants_needs, query_type="SHOW")
 def show_grants(execution: Execution) -> DataFrame:
     expression = execution.expression
     catalog = execution.catalog

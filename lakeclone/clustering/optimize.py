@@ -39,7 +39,7 @@ AUTO_SMALL_FILE = 16 * 1024 * 1024
 AUTO_MIN_SMALL_FILES = 8
 
 
-@registry.statement(lx.Optimize, needs=needs.modify)
+@registry.statement(lx.Optimize, needs=needs.modify, query_type="OPTIMIZE")
 def optimize(execution: Execution) -> DataFrame:
     """``OPTIMIZE t``: Delta's one-row result (path, metrics)."""
     entry = execution.tables.entry(execution.expression.this)

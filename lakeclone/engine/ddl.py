@@ -45,7 +45,19 @@ if TYPE_CHECKING:
 # Databases and schemas ------------------------------------------------------
 
 
-@registry.statement(exp.Create, needs=needs.create)
+def _create_type(expression: exp.Expression) -> str:
+    """CREATE_TABLE, CREATE_TABLE_AS_SELECT, CREATE_VIEW, or CREATE for other kinds, as Snowflake's query history has them."""
+    kind = str(expression.args.get("kind") or "").upper()
+    if kind == "TABLE":
+        return "CREATE_TABLE_AS_SELECT" if isinstance(expression.expression, exp.Query) else "CREATE_TABLE"
+    return "CREATE_VIEW" if kind == "VIEW" else "CREATE"
+
+
+def _alter_type(expression: exp.Expression) -> str:
+    return "ALTER_TABLE" if str(expression.args.get("kind") or "").upper() == "TABLE" else "ALTER"
+
+
+@registry.statement(exp.Create, needs=needs.create, query_type=_create_type)
 def create(execution: Execution) -> DataFrame:
     kind = str(execution.expression.args.get("kind") or "").upper()
     if execution.expression.args.get("clone") is not None:
@@ -246,7 +258,7 @@ def _check_restrict(execution: Execution, restrict: bool, dropped: list[TableEnt
             check(execution, dropped)
 
 
-@registry.statement(exp.Drop, needs=needs.drop)
+@registry.statement(exp.Drop, needs=needs.drop, query_type="DROP")
 def drop(execution: Execution) -> DataFrame:
     expression = execution.expression
     kind = str(expression.args.get("kind") or "").upper()
@@ -296,7 +308,7 @@ def drop(execution: Execution) -> DataFrame:
     return results.status(execution.spark, f"{label} successfully dropped.")
 
 
-@registry.statement(exp.Undrop, needs=needs.undrop)
+@registry.statement(exp.Undrop, needs=needs.undrop, query_type="UNDROP")
 def undrop(execution: Execution) -> DataFrame:
     expression = execution.expression
     kind = str(expression.args.get("kind") or "").upper()
@@ -370,7 +382,7 @@ def _within_window(
 # USE, ALTER, parameters ----------------------------------------------------------------
 
 
-@registry.statement(exp.Use, needs=needs.use)
+@registry.statement(exp.Use, needs=needs.use, query_type="USE")
 def use(execution: Execution) -> DataFrame:
     expression = execution.expression
     kind = str(expression.args.get("kind") or "DATABASE").upper()
@@ -391,7 +403,7 @@ def use(execution: Execution) -> DataFrame:
     return results.status(execution.spark, "Statement executed successfully.")
 
 
-@registry.statement(exp.Alter, needs=needs.alter)
+@registry.statement(exp.Alter, needs=needs.alter, query_type=_alter_type)
 def alter(execution: Execution) -> DataFrame:
     """ALTER TABLE|SCHEMA|DATABASE x RENAME TO y, and features' kinds (VIEW); other ALTERs have statements of their own."""
     expression = execution.expression
@@ -446,7 +458,7 @@ def _parameter_settings(execution: Execution, kind: ObjectKind) -> dict[str, str
     return settings
 
 
-@registry.statement(lx.SetParameters, needs=needs.alter)
+@registry.statement(lx.SetParameters, needs=needs.alter, query_type="ALTER")
 def set_parameters(execution: Execution) -> DataFrame:
     kind = ObjectKind(str(execution.expression.args["kind"]).upper())
     object_id = _parameter_owner(execution, kind, execution.expression.this)
@@ -457,7 +469,7 @@ def set_parameters(execution: Execution) -> DataFrame:
     return results.status(execution.spark, "Statement executed successfully.")
 
 
-@registry.statement(lx.UnsetParameters, needs=needs.alter)
+@registry.statement(lx.UnsetParameters, needs=needs.alter, query_type="ALTER")
 def unset_parameters(execution: Execution) -> DataFrame:
     kind = ObjectKind(str(execution.expression.args["kind"]).upper())
     object_id = _parameter_owner(execution, kind, execution.expression.this)

@@ -1,10 +1,12 @@
-"""Running statements: parse, look up the handler for the statement's kind, run it as one unit of work."""
+"""Running statements: parse, check what the statement's kind needs, run its handler as one unit of work."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
 import uuid
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
@@ -184,12 +186,9 @@ class Executor:
         """Record a statement that failed before it ran (it did not parse, or its role may not run it)."""
         now = self.lake.now()
         query_id = str(uuid.uuid4())
-        try:
+        with _unrecorded(query_id):
             self.catalog.record_query(query_id, text, now, self._origin(expression))
             self.catalog.fail_query(query_id, now, *history.failure(error))
-        except LakecloneError:
-            # The statement's own error is what its caller must see.
-            log.warning("could not record the failed statement %s in the query history", query_id, exc_info=True)
 
     def run_work(self, expression: exp.Expression, label: str, handler: registry.Handler) -> DataFrame:
         """Run ``handler`` as one unit of work, as a statement would run, for work no SQL text states.
@@ -237,13 +236,20 @@ class Executor:
         return with_settings(tag(checked(result), self.lake.progress), settings)
 
     def _record_end(self, query_id: str, error: BaseException) -> None:
-        """Record how a statement failed; the failure, not a catalog that cannot take the record, is what reaches the caller."""
-        try:
+        """Record how a statement failed."""
+        with _unrecorded(query_id):
             self.catalog.fail_query(query_id, self.lake.now(), *history.failure(error))
-        except LakecloneError:
-            log.warning("could not record how statement %s failed in the query history", query_id, exc_info=True)
 
     @property
     def query_tag(self) -> str:
         """The session's QUERY_TAG, recorded with each statement and on each commit."""
         return session_parameters.value(self, session_parameters.QUERY_TAG)
+
+
+@contextlib.contextmanager
+def _unrecorded(query_id: str) -> Iterator[None]:
+    """Log a failed statement's record that the catalog could not take: the statement's own error is what reaches the caller."""
+    try:
+        yield
+    except LakecloneError:
+        log.warning("could not record how statement %s failed in the query history", query_id, exc_info=True)

@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 
 Handler = Callable[["Execution"], "DataFrame"]
 Needs = Callable[["Tables", exp.Expression], "Iterable[Requirement | None]"]
+QueryType = str | Callable[[exp.Expression], str]
+"""Snowflake's QUERY_TYPE of a kind of statement, or how to tell it from the statement (``CREATE_TABLE_AS_SELECT``)."""
 """What a statement needs on each object it names (None for a name that names nothing): see :mod:`lakeclone.engine.needs`."""
 ShowHandler = Callable[["Execution", "re.Pattern[str] | None"], "DataFrame"]
 
@@ -101,10 +103,12 @@ class Statement:
         needs: what the statement needs on the objects it names, checked
             against the session's role before anything else runs.
         run: runs it, inside the statement's unit of work.
+        query_type: what the query history calls it.
     """
 
     needs: Needs
     run: Handler
+    query_type: QueryType
 
 
 STATEMENTS: dict[type[exp.Expression], Statement] = {}
@@ -308,12 +312,12 @@ class Slots:
 SLOTS = Slots()
 
 
-def statement(*kinds: type[exp.Expression], needs: Needs) -> Callable[[Handler], Handler]:
-    """Register the decorated handler, and what it ``needs``, for the statements the parser builds as ``kinds``."""
+def statement(*kinds: type[exp.Expression], needs: Needs, query_type: QueryType) -> Callable[[Handler], Handler]:
+    """Register the decorated handler for the statements parsed as ``kinds``, with what it ``needs`` and its ``query_type``."""
 
     def register(handler: Handler) -> Handler:
         for kind in kinds:
-            STATEMENTS[kind] = Statement(needs, handler)
+            STATEMENTS[kind] = Statement(needs, handler, query_type)
         return handler
 
     return register

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from pyspark.sql.types import DataType, StructField
 
     from lakeclone.catalog.entries import SchemaEntry, TableEntry
+    from lakeclone.catalog.names import QualifiedName
+    from lakeclone.catalog.store import Catalog
     from lakeclone.engine.executor import Execution
     from lakeclone.engine.tables import Tables
 
@@ -56,6 +58,17 @@ def view_columns(tables: Tables, view: ViewEntry) -> list[Column]:
     """A view's columns: what its query yields now (Spark analyses it, and runs nothing)."""
     reference = exp.table_(view.name, db=view.schema, catalog=view.database, quoted=True)
     return [Column(field) for field in tables.spark.sql(spark_sql(exp.select("*").from_(reference), tables)).schema.fields]
+
+
+def relation_columns(tables: Tables, relation: TableEntry | ViewEntry) -> list[Column]:
+    """A table's or a view's columns."""
+    return view_columns(tables, relation) if isinstance(relation, ViewEntry) else table_columns(tables, relation)
+
+
+def table_or_view(catalog: Catalog, name: QualifiedName, *, views_only: bool = False) -> TableEntry | ViewEntry | None:
+    """The live table (unless ``views_only``) or view ``name`` names; None if none."""
+    table = None if views_only else catalog.table(name.database, name.schema, name.name)
+    return table or catalog.view(name.database, name.schema, name.name)
 
 
 def named_types() -> dict[type[DataType], str]:
@@ -126,9 +139,7 @@ def show_columns(execution: Execution, pattern: re.Pattern[str] | None) -> DataF
     relations: list[TableEntry | ViewEntry]
     if isinstance(scope, exp.Table) and scope_kind in ("TABLE", "VIEW"):
         name = tables.name(scope)
-        found = (catalog.table(name.database, name.schema, name.name) if scope_kind == "TABLE" else None) or catalog.view(
-            name.database, name.schema, name.name
-        )
+        found = table_or_view(catalog, name, views_only=scope_kind == "VIEW")
         if found is None:
             raise ObjectNotFoundError(str(name))
         relations = [found]
@@ -143,8 +154,7 @@ def show_columns(execution: Execution, pattern: re.Pattern[str] | None) -> DataF
         ]
     data: list[tuple[Any, ...]] = []
     for relation in relations:
-        columns = view_columns(tables, relation) if isinstance(relation, ViewEntry) else table_columns(tables, relation)
-        for column in columns:
+        for column in relation_columns(tables, relation):
             if matches(pattern, column.field.name):
                 data.append(_show_row(relation, column))
     data.sort(key=lambda row: (row[9], row[1], row[0]))

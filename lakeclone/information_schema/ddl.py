@@ -113,13 +113,7 @@ def view_ddl(tables: Tables, view: ViewEntry, *, qualified: bool) -> str:
 
 def schema_ddl(tables: Tables, schema: SchemaEntry, *, qualified: bool) -> str:
     """The schema's DDL, then its tables' and views' the role sees, each a statement of its own."""
-    catalog = tables.catalog
-    clauses = _parameters(catalog.parameters(schema.id))
-    statements = [f"create or replace schema {_name(schema.database, schema.name, qualified=qualified)}{_suffix(clauses)};"]
-    seen_tables, seen_views = visible_keys(tables, "TABLES"), visible_keys(tables, "VIEWS")
-    statements += [table_ddl(tables, t, qualified=qualified) for t in catalog.tables(schema) if sees(seen_tables, t)]
-    statements += [view_ddl(tables, v, qualified=qualified) for v in catalog.views(schema) if sees(seen_views, v)]
-    return "\n\n".join(statements)
+    return _schema_ddl(tables, schema, _Seen(tables), qualified=qualified)
 
 
 def database_ddl(tables: Tables, database: DatabaseEntry, *, qualified: bool) -> str:
@@ -127,10 +121,28 @@ def database_ddl(tables: Tables, database: DatabaseEntry, *, qualified: bool) ->
     catalog = tables.catalog
     clauses = _parameters(catalog.parameters(database.id))
     statements = [f"create or replace database {_identifier(database.name)}{_suffix(clauses)};"]
-    seen = visible_keys(tables, "SCHEMAS")
+    schemas = visible_keys(tables, "SCHEMAS")
+    seen = _Seen(tables)
     for schema in catalog.schemas(database):
-        if seen is None or (database.name, schema.name) in seen:
-            statements.append(schema_ddl(tables, schema, qualified=qualified))
+        if schemas is None or (database.name, schema.name) in schemas:
+            statements.append(_schema_ddl(tables, schema, seen, qualified=qualified))
+    return "\n\n".join(statements)
+
+
+class _Seen:
+    """The tables and views the role sees, read once for a whole DDL."""
+
+    def __init__(self, tables: Tables) -> None:
+        self.tables = visible_keys(tables, "TABLES")
+        self.views = visible_keys(tables, "VIEWS")
+
+
+def _schema_ddl(tables: Tables, schema: SchemaEntry, seen: _Seen, *, qualified: bool) -> str:
+    catalog = tables.catalog
+    clauses = _parameters(catalog.parameters(schema.id))
+    statements = [f"create or replace schema {_name(schema.database, schema.name, qualified=qualified)}{_suffix(clauses)};"]
+    statements += [table_ddl(tables, t, qualified=qualified) for t in catalog.tables(schema) if sees(seen.tables, t)]
+    statements += [view_ddl(tables, v, qualified=qualified) for v in catalog.views(schema) if sees(seen.views, v)]
     return "\n\n".join(statements)
 
 

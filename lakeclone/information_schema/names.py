@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lakeclone.catalog.entries import ViewEntry
-from lakeclone.information_schema.columns import table_columns, view_columns
+from lakeclone.catalog.names import QualifiedName
+from lakeclone.information_schema.columns import relation_columns, table_or_view
 from lakeclone.information_schema.visibility import sees, visible_keys
 
 if TYPE_CHECKING:
@@ -90,12 +91,10 @@ def _relations(tables: Tables, database: str, schema_name: str) -> list[Name]:
 
 def _columns(tables: Tables, database: str, schema: str, name: str) -> list[Name]:
     """A table's or view's columns, in their order; none for a stream (its table's, and METADATA$ columns)."""
-    catalog = tables.catalog
-    relation: TableEntry | ViewEntry | None = catalog.table(database, schema, name) or catalog.view(database, schema, name)
+    relation = table_or_view(tables.catalog, QualifiedName(database, schema, name))
     if relation is None:
         return []
     kind = "VIEWS" if isinstance(relation, ViewEntry) else "TABLES"
     if not sees(visible_keys(tables, kind), relation):
         return []
-    columns = view_columns(tables, relation) if isinstance(relation, ViewEntry) else table_columns(tables, relation)
-    return [Name(column.field.name.upper(), "COLUMN") for column in columns]
+    return [Name(column.field.name.upper(), "COLUMN") for column in relation_columns(tables, relation)]

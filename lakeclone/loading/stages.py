@@ -242,4 +242,4 @@ registry.CREATORS["STAGE"] = create_stage
 registry.DROPPERS["STAGE"] = drop_stage
 registry.SHOWS["STAGES"] = show_stages
 registry.DESCRIBERS["STAGE"] = describe_stage
-registry.STATEMENTS[exp.ListStage] = registry.Statement(_list_needs, list_stage)
+registry.STATEMENTS[exp.ListStage] = registry.Statement(_list_needs, list_stage, "LIST_FILES")
