@@ -514,6 +514,10 @@ def test_unknown_privilege_is_refused(admin: lakeclone.Lake) -> None:
         admin.sql("GRANT CREATE TABLE ON TABLE t TO ROLE r")
     with pytest.raises(ObjectNotFoundError, match="Role 'NOPE'"):
         admin.sql("GRANT SELECT ON TABLE t TO ROLE nope")
+    # Owning the account would make a role an administrator.
+    with pytest.raises(LakecloneError, match="Invalid privilege OWNERSHIP for account"):
+        admin.sql("GRANT OWNERSHIP ON ACCOUNT TO ROLE r")
+    assert ("OWNERSHIP", "ACCOUNTADMIN") in {(g.privilege, g.grantee_name) for g in admin.sql("SHOW GRANTS ON ACCOUNT").collect()}
 
 
 def test_all_tables_and_future_tables_in_schema(admin: lakeclone.Lake) -> None:

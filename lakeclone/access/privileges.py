@@ -74,7 +74,9 @@ def privilege(text: str, kind: str) -> Privilege:
         named = _SPELLINGS.get(words) or Privilege(words)
     except ValueError:
         raise SqlCompilationError(f"Unsupported privilege '{words}'.") from None
-    if named not in (Privilege.OWNERSHIP, Privilege.ALL) and named not in APPLICABLE[kind]:
+    # The account is no object a role can own: its owner is ACCOUNTADMIN, whose rights no grant hands on.
+    owns_account = named is Privilege.OWNERSHIP and kind == "ACCOUNT"
+    if owns_account or (named not in (Privilege.OWNERSHIP, Privilege.ALL) and named not in APPLICABLE[kind]):
         raise SqlCompilationError(f"Invalid privilege {named.value} for {kind.lower()}.")
     return named
 
