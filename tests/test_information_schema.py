@@ -313,3 +313,6 @@ def test_explain_shows_sparks_plan_of_the_query_as_bound(lake: lakeclone.Lake) -
     with pytest.raises(lakeclone.LakecloneError, match="does not exist or not authorized"):
         ann.sql("EXPLAIN SELECT * FROM secrets")
     assert "Physical Plan" in ann.sql("EXPLAIN SELECT 1").collect()[0][0]
+    # A statement lakeclone does not run is refused alike, whoever asks.
+    with pytest.raises(lakeclone.LakecloneError, match="lakeclone explains queries"):
+        ann.sql("EXPLAIN TRUNCATE TABLE orders")
