@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import sqlite3
 import subprocess
@@ -14,6 +15,7 @@ import pytest
 from lake_helpers import catalog_entry, location
 
 import lakeclone
+from lakeclone.catalog.folders import PendingFolder
 from lakeclone.catalog.store import Catalog
 
 pytestmark = pytest.mark.spark
@@ -268,6 +270,69 @@ def test_a_statement_s_new_folder_is_pending_only_while_it_runs(lake: lakeclone.
         assert set((lake.warehouse / "tables").iterdir()) == before  # and the failed statement's folder is gone
     finally:
         catalog.close()
+
+
+def test_a_running_statement_writes_to_the_catalog_only_through_its_unit_of_work(tmp_path: Path) -> None:
+    now = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    catalog = Catalog(tmp_path / "catalog.sqlite")
+    try:
+        with catalog.statement_running():
+            for write in (
+                lambda: catalog.create_database("LOOSE", now),
+                lambda: catalog.pend_folder(PendingFolder("f", "q", "s", made=True)),
+            ):
+                with pytest.raises(RuntimeError, match="outside its unit of work"):
+                    write()
+            with catalog.committed_at_once():  # a durable write, before the statement's records begin
+                catalog.create_database("AT_ONCE", now)
+            with catalog.statement_block():
+                catalog.create_database("KEPT", now)
+            with pytest.raises(ZeroDivisionError), catalog.statement_block():
+                catalog.create_database("UNDONE", now)
+                _ = 1 / 0
+            assert catalog.database("KEPT") is not None  # the statement's own connection reads what it recorded
+        catalog.end_statement(commit=False)
+        assert [catalog.database(name) is not None for name in ("LOOSE", "KEPT", "UNDONE", "AT_ONCE")] == [
+            False,
+            False,
+            False,
+            True,
+        ]
+        with catalog.statement_running(), catalog.statement_block():
+            catalog.create_database("KEPT", now)
+        catalog.end_statement(commit=True)
+        assert catalog.database("KEPT") is not None and not catalog.in_statement
+    finally:
+        catalog.close()
+
+
+def test_a_statement_s_catalog_records_commit_with_it_or_not_at_all(lake: lakeclone.Lake, monkeypatch) -> None:
+    from lakeclone.engine import registry
+
+    lake.sql("CREATE TABLE src (id INT); INSERT INTO src VALUES (1); CREATE TABLE c (id INT)")
+    tables = {row.name for row in lake.sql("SHOW TABLES").collect()}
+    folders = set((lake.warehouse / "tables").iterdir())
+
+    def fails(execution: object) -> None:
+        raise RuntimeError("the statement fails once it recorded what it did")
+
+    # The last step before the statement's records commit fails: what it recorded goes with it.
+    monkeypatch.setattr(registry, "FINISH", [*registry.FINISH, fails])
+    for statement in ("CREATE OR REPLACE TABLE c CLONE src", "CREATE SCHEMA s", "CREATE ROLE r", "ALTER TABLE c RENAME TO d"):
+        with pytest.raises(lakeclone.LakecloneError):
+            lake.sql(statement)
+    monkeypatch.undo()
+    assert (lake.current_database, lake.current_schema) == ("LAKE", "PUBLIC")  # CREATE SCHEMA did not move the session
+    assert {row.name for row in lake.sql("SHOW TABLES").collect()} == tables
+    assert lake.sql("SELECT count(*) AS n FROM c").collect()[0].N == 0  # still the table it was
+    assert set((lake.warehouse / "tables").iterdir()) == folders  # the clone's folder is gone
+    assert lake.sql("SHOW SCHEMAS LIKE 'S'").collect() == []
+    assert lake.sql("SHOW ROLES LIKE 'R'").collect() == []
+    statuses = lake.sql(
+        "SELECT execution_status FROM TABLE(INFORMATION_SCHEMA.QUERY_HISTORY()) "
+        "WHERE query_text IN ('CREATE SCHEMA s', 'CREATE ROLE r')"
+    ).collect()
+    assert [row.EXECUTION_STATUS for row in statuses] == ["FAILED_WITH_ERROR"] * 2
 
 
 # Table identity --------------------------------------------------------------------------------------

@@ -91,7 +91,7 @@ def create_principal(execution: Execution) -> DataFrame:
     kind, name = expression.text("kind"), _name(expression.this)
     catalog = execution.catalog
     exists = catalog.user_exists(name) if kind == "USER" else catalog.role_exists(name)
-    with catalog.transaction():
+    with execution.work.records():
         if exists:
             if expression.args.get("exists"):
                 return results.status(execution.spark, f"{name} already exists, statement succeeded.")
@@ -123,7 +123,7 @@ def drop_principal(execution: Execution) -> DataFrame:
             raise SqlCompilationError(f"Role '{name}' is a system role and cannot be dropped.")
         if name == execution.session.role:
             raise SqlCompilationError(f"Role '{name}' is the session's current role and cannot be dropped.")
-    with catalog.transaction():
+    with execution.work.records():
         (catalog.drop_user if kind == "USER" else catalog.drop_role)(name)
     return results.status(execution.spark, f"{name} successfully dropped.")
 
@@ -138,7 +138,7 @@ def grant_role(execution: Execution) -> DataFrame:
         raise ObjectNotFoundError(grantee, "User")
     if kind == "ROLE":
         _require_role(execution, grantee)
-    with catalog.transaction():
+    with execution.work.records():
         if expression.args.get("revoke"):
             catalog.revoke_role(role, kind, grantee)
         else:
@@ -263,7 +263,7 @@ def grant_privileges(execution: Execution) -> DataFrame:
     if expression.text("scope") == "FUTURE":
         return _future(execution, privileges, role, revoke=revoke, option=option)
     targets = _targets(execution.tables, expression)
-    with catalog.transaction():
+    with execution.work.records():
         for target in targets:
             for named in privileges:
                 if named is Privilege.OWNERSHIP:
@@ -295,7 +295,7 @@ def _future(execution: Execution, privileges: list[Privilege], role: str, *, rev
     expression = execution.expression
     container = _securable(execution.tables, expression.text("container"), expression.this)
     catalog = execution.catalog
-    with catalog.transaction():
+    with execution.work.records():
         for named in privileges:
             future = FutureGrant(container.kind, container.id, expression.text("kind"), named.value, role, option)
             if revoke:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import re
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from lakeclone.catalog.migrations import migrate
 from lakeclone.errors import CatalogBusyError
@@ -26,6 +28,32 @@ def optional_timestamp(text: str | None) -> dt.datetime | None:
     return parse_timestamp(text) if text else None
 
 
+_WRITE = re.compile(r"\s*(INSERT|UPDATE|DELETE|REPLACE)\b", re.IGNORECASE)
+
+
+class _Connection(sqlite3.Connection):
+    """SQLite's connection, refusing a running statement's write outside its unit of work.
+
+    Reads run in autocommit mode, and so would a write made outside a
+    transaction: while a statement runs, that is a write its unit of work does
+    not own (it would stay if the statement failed), and it is refused.
+    """
+
+    statement_running = False
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        self._check(sql)
+        return super().execute(sql, parameters)
+
+    def executemany(self, sql: str, parameters: Iterable[Any], /) -> sqlite3.Cursor:
+        self._check(sql)
+        return super().executemany(sql, parameters)
+
+    def _check(self, sql: str) -> None:
+        if self.statement_running and not self.in_transaction and _WRITE.match(sql):
+            raise RuntimeError("A statement wrote to the catalog outside its unit of work.")
+
+
 class CatalogConnection:
     """One connection to the catalog file.
 
@@ -37,7 +65,7 @@ class CatalogConnection:
     def __init__(self, path: Path, *, timeout: float = 60) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._db = sqlite3.connect(path, isolation_level=None, timeout=timeout, check_same_thread=False)
+        self._db = sqlite3.connect(path, isolation_level=None, timeout=timeout, check_same_thread=False, factory=_Connection)
         self._db.row_factory = sqlite3.Row
         self._enable_wal(timeout=timeout)
         # In WAL mode, NORMAL still survives a crash of the process; only a power
@@ -72,10 +100,38 @@ class CatalogConnection:
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
-        """Run the block atomically: all of its changes, or none."""
+        """Run the block atomically: all of its changes, or none.
+
+        Inside a statement's transaction the block joins it. While a statement
+        runs (:meth:`statement_running`) and has not begun its transaction,
+        a block is refused: the statement's writes go through its unit of
+        work, which decides when they commit.
+        """
         if self._db.in_transaction:
             yield
             return
+        if self._db.statement_running:
+            raise RuntimeError("A statement wrote to the catalog outside its unit of work.")
+        with self.committed_at_once():
+            yield
+
+    @contextlib.contextmanager
+    def recovering(self) -> Iterator[None]:
+        """A transaction recovering what a dead session left: its locks, its transaction, a stream's consumption.
+
+        A statement may come upon such leftovers as it runs; their recovery is
+        no part of its work, so it commits on its own (or joins the
+        statement's transaction, once that began).
+        """
+        if self._db.in_transaction:
+            yield
+            return
+        with self.committed_at_once():
+            yield
+
+    @contextlib.contextmanager
+    def committed_at_once(self) -> Iterator[None]:
+        """The block's changes commit when it ends, whether or not a statement runs (a unit of work's durable writes)."""
         self._db.execute("BEGIN IMMEDIATE")
         try:
             yield
@@ -83,6 +139,45 @@ class CatalogConnection:
             self._db.execute("ROLLBACK")
             raise
         self._db.execute("COMMIT")
+
+    @contextlib.contextmanager
+    def statement_block(self) -> Iterator[None]:
+        """One block of a running statement's changes, kept in the statement's transaction.
+
+        The statement's transaction begins with its first block and stays open
+        until :meth:`end_statement`, so everything a statement records commits
+        together with its query record, or not at all. A block that fails is
+        undone on its own; the blocks before it stay in the transaction.
+        """
+        if not self._db.in_transaction:
+            self._db.execute("BEGIN IMMEDIATE")
+        self._db.execute("SAVEPOINT statement_block")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK TO statement_block")
+            self._db.execute("RELEASE statement_block")
+            raise
+        self._db.execute("RELEASE statement_block")
+
+    @contextlib.contextmanager
+    def statement_running(self) -> Iterator[None]:
+        """A statement's handler runs: its catalog writes go through its unit of work (see :meth:`transaction`)."""
+        self._db.statement_running = True
+        try:
+            yield
+        finally:
+            self._db.statement_running = False
+
+    @property
+    def in_statement(self) -> bool:
+        """Whether a statement's transaction is open: its changes are not yet committed."""
+        return self._db.in_transaction
+
+    def end_statement(self, *, commit: bool) -> None:
+        """Commit (or roll back) what the statement's blocks changed; nothing when it changed nothing."""
+        if self._db.in_transaction:
+            self._db.execute("COMMIT" if commit else "ROLLBACK")
 
     def _mark_dropped(self, table: str, object_id: str, now: dt.datetime) -> None:
         self._db.execute(

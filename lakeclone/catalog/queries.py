@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import sqlite3
 
@@ -18,7 +19,8 @@ class QueryStore(CatalogConnection):
         Taken under SQLite's write lock, so ticks order the statements and
         commits of every process on the warehouse.
         """
-        with self.transaction():
+        # A tick orders commits; it is no statement's record, so it commits at once outside one.
+        with contextlib.nullcontext() if self._db.in_transaction else self.committed_at_once():
             self._db.execute("UPDATE ticks SET value = value + 1 WHERE id = 1")
             return int(self._db.execute("SELECT value FROM ticks WHERE id = 1").fetchone()[0])
 

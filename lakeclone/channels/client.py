@@ -400,7 +400,8 @@ def expire(catalog: Catalog, entry: ChannelEntry, now: dt.datetime) -> ChannelEn
 def _open(execution: Execution, table: TableEntry, name: str, client: str) -> dict[str, Any]:
     """Take the channel over and fence it: one commit that moves its txn version, so no older handle's flush can land."""
     catalog = execution.catalog
-    with catalog.transaction():
+    # Durable before the fencing commit: the commit carries the new handle's generation.
+    with execution.work.durable():
         existing = catalog.channel(table.id, name)
         if existing is not None:
             expire(catalog, existing, execution.now())
@@ -411,7 +412,7 @@ def _open(execution: Execution, table: TableEntry, name: str, client: str) -> di
         token = channel_log.token_at(log, entry, current)
         try:
             if _write(execution, table, entry, current + 1, token, None, opened=True):
-                with catalog.transaction():
+                with execution.work.records():
                     catalog.cache_channel_token(entry.id, entry.app_id, current + 1, token)
                 return {"entry": entry, "version": current + 1, "token": token}
         except ConcurrentWriteError:
@@ -648,7 +649,7 @@ class Channel:
                 landed = False
             if not landed:
                 raise ChannelInvalidError(f"Channel {self.name} was reopened by another handle.")
-            with catalog.transaction():
+            with execution.work.records():
                 catalog.record_channel_commit(entry.id, entry.app_id, version, buffer.token, buffer.rows, execution.now())
             return results.counts(execution.spark, [("number of rows inserted", buffer.rows)])
 

@@ -35,14 +35,14 @@ def _tables(execution: Execution) -> list[TableEntry]:
 
 
 def _row(execution: Execution, table: TableEntry, channel: ChannelEntry) -> tuple[Any, ...]:
-    with execution.catalog.transaction():
+    with execution.work.records():
         channel = expire(execution.catalog, channel, execution.now())
     # The token as the table's log says it: the catalog's copy may trail a process that died after its commit.
     log = execution.delta.table(table.location)
     version = channel_log.txn_version(log, channel.app_id)
     token = channel_log.token_at(log, channel, version)
     if version != channel.txn_version:
-        with execution.catalog.transaction():
+        with execution.work.records():
             execution.catalog.cache_channel_token(channel.id, channel.app_id, version if version >= 0 else None, token)
     return (
         channel.created_at,

@@ -101,7 +101,7 @@ def _clone_table(execution: Execution) -> DataFrame:
     require_free_name(execution, target)
 
     cloned = _write_clone(execution, target.name, source, version, deep=deep, location=location_of(expression))
-    with catalog.transaction():
+    with execution.work.records():
         require_free_name(execution, target)
         current = catalog.table(target.database, target.schema, target.name)
         if current is not None:
@@ -284,7 +284,7 @@ def _refresh_deep_clone(execution: Execution, target: TableEntry, source: TableE
     """
     parameters: dict[str, object] = {"source": source.qualified, "sourceVersion": version, "isShallow": "false"}
     _deep_clone(execution, source, version, target.location, parameters, new_table=False)
-    with execution.catalog.transaction():
+    with execution.work.records():
         execution.catalog.set_lineage(target, source_version=version)
     return results.status(execution.spark, f"Table {target.name} successfully created.")
 
@@ -342,7 +342,7 @@ def _clone_container(execution: Execution, kind: str) -> DataFrame:
                 continue
             version = _version_at_moment(execution, table, moment, before=before)
             written.append((index, _write_clone(execution, table.name, table, version, deep=False)))
-    with catalog.transaction():
+    with execution.work.records():
         if kind == "DATABASE":
             database = _replace_database(execution, target_name, expression)
         else:

@@ -118,7 +118,7 @@ def alter_clustering(execution: Execution) -> DataFrame:
     """``ALTER TABLE t CLUSTER BY (a, b)`` / ``ALTER TABLE t DROP CLUSTERING KEY``."""
     catalog = execution.catalog
     keys = [e.sql(dialect="snowflake") for e in execution.expression.expressions]
-    with catalog.transaction():
+    with execution.work.records():
         entry = _entry_or_none(execution)
         if entry is not None:
             if keys:
@@ -135,7 +135,7 @@ def alter_recluster(execution: Execution) -> DataFrame:
     """``ALTER TABLE t SUSPEND | RESUME RECLUSTER``: turn automatic clustering off or on."""
     catalog = execution.catalog
     automatic = not execution.expression.args.get("suspend")
-    with catalog.transaction():
+    with execution.work.records():
         entry = _entry_or_none(execution)
         if entry is not None:
             clustering = catalog.clustering(entry.id)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import sqlite3
 import uuid
 from typing import TYPE_CHECKING
@@ -75,7 +76,7 @@ def _create_database(execution: Execution) -> DataFrame:
     name = database_name(expression.this)
     catalog = execution.catalog
     settings = properties_of(expression, ObjectKind.DATABASE)
-    with catalog.transaction():
+    with execution.work.records():
         existing = catalog.database(name)
         if existing is not None:
             if expression.args.get("exists"):
@@ -103,7 +104,7 @@ def _create_schema(execution: Execution) -> DataFrame:
         if expression.args.get("exists"):
             return results.status(execution.spark, f"{name} already exists, statement succeeded.")
         raise ObjectExistsError(name)
-    with catalog.transaction():
+    with execution.work.records():
         database = require_database(execution, parent)
         existing = catalog.schema(parent, name)
         if existing is not None:
@@ -193,7 +194,7 @@ def _create_table(execution: Execution) -> DataFrame:
             raise SqlCompilationError("CREATE TABLE needs a column list, AS SELECT, or CLONE.")
 
     try:
-        with catalog.transaction():
+        with execution.work.records():
             require_free_name(execution, name)
             current = catalog.table(name.database, name.schema, name.name)
             if current is not None:
@@ -273,7 +274,7 @@ def drop(execution: Execution) -> DataFrame:
     if_exists = bool(expression.args.get("exists"))
     restrict = bool(expression.args.get("restrict"))
     entry: object | None
-    with catalog.transaction():
+    with execution.work.records():
         if kind == "TABLE":
             qualified = execution.tables.name(target)
             name, label = str(qualified), qualified.name
@@ -300,9 +301,9 @@ def drop(execution: Execution) -> DataFrame:
         else:
             raise UnsupportedStatementError(execution.sql)
     if entry is None and not if_exists:
-        raise ObjectNotFoundError(name)  # before the purge: a failed statement changes nothing
+        raise ObjectNotFoundError(name)
     for purge in registry.PURGES:
-        purge(execution)
+        execution.work.after_commit(f"purge after {label} was dropped", functools.partial(purge, execution))
     if entry is None:
         return results.status(execution.spark, f"Drop statement executed successfully ({label} already dropped).")
     return results.status(execution.spark, f"{label} successfully dropped.")
@@ -315,7 +316,7 @@ def undrop(execution: Execution) -> DataFrame:
     target = expression.this
     catalog = execution.catalog
     now = execution.started_at
-    with catalog.transaction():
+    with execution.work.records():
         if kind == "TABLE":
             name = execution.tables.name(target)
             schema = require_schema(execution, name.database, name.schema)
@@ -412,7 +413,7 @@ def alter(execution: Execution) -> DataFrame:
     renames = {"TABLE": _rename_table, "SCHEMA": _rename_schema, "DATABASE": _rename_database, **registry.RENAMES}
     if kind not in renames or len(actions) != 1 or not isinstance(actions[0], exp.AlterRename):
         raise UnsupportedStatementError(execution.sql)
-    with execution.catalog.transaction():
+    with execution.work.records():
         renames[kind](execution, expression.this, actions[0].this)
     return results.status(execution.spark, "Statement executed successfully.")
 
@@ -464,7 +465,7 @@ def set_parameters(execution: Execution) -> DataFrame:
     object_id = _parameter_owner(execution, kind, execution.expression.this)
     if object_id is not None:
         settings = _parameter_settings(execution, kind)
-        with execution.catalog.transaction():
+        with execution.work.records():
             store_parameters(execution, kind, object_id, settings)
     return results.status(execution.spark, "Statement executed successfully.")
 
@@ -475,7 +476,7 @@ def unset_parameters(execution: Execution) -> DataFrame:
     object_id = _parameter_owner(execution, kind, execution.expression.this)
     if object_id is not None:
         keys = [params.lookup(var.name, kind).key for var in execution.expression.expressions]
-        with execution.catalog.transaction():
+        with execution.work.records():
             store_parameters(execution, kind, object_id, dict.fromkeys(keys))
     return results.status(execution.spark, "Statement executed successfully.")
 

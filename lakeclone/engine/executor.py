@@ -212,11 +212,10 @@ class Executor:
                     spark_errors(),
                     watching(self.lake.spark, self.lake.progress),
                     session_settings(self.lake.spark, settings),
+                    self.catalog.statement_running(),
                 ):
                     result = handler(execution)
-                    with self.catalog.transaction():
-                        execution.work.finish()
-                        self.catalog.finish_query(query_id, self.lake.now())
+                    execution.work.finish()
                 break
             except ConcurrentWriteError as error:
                 execution.work.rollback()

@@ -247,7 +247,8 @@ PARAMETER_HOOKS: dict[str, ParameterHook] = {}
 
 Run when the parameter is set (its new value) or unset (None) on an object
 of any kind, once the object is found (:data:`PARAMETER_OWNERS` for a
-feature's kinds) and the value stored, inside the same catalog transaction.
+feature's kinds) and the value stored in the statement's records; a hook's
+Delta commits and records join the same unit of work.
 """
 
 DESCRIBERS: dict[str, Handler] = {}

@@ -2,16 +2,30 @@
 
 A statement first checks what it can, then commits to Delta (each commit
 carrying the statement's query id, a tick and the Lake clock's time), then
-records the result in the catalog in one SQLite transaction. A Delta commit is
-atomic on its own; what a failed statement leaves behind before its catalog
-transaction commits (a new table's folder, a clone's log) is undone by the
-compensations it registered, in reverse order, and only what the statement
-itself created is ever removed.
+records the result in the catalog. The unit of work owns every catalog write
+of the statement, of three kinds:
+
+- **records** (:meth:`UnitOfWork.records`) are what the statement did. They
+  join one catalog transaction that commits with the statement's query record
+  when the statement finishes, or rolls back if it fails.
+- **durable** changes (:meth:`UnitOfWork.durable`) commit at once: an intent
+  a later Delta commit depends on (a new table's folder, a stream's
+  consumption, the files a COPY claims), so that a process dying after that
+  commit leaves what the next session resolves; what a landed commit did; and
+  what undoes an intent. They come before the statement's first record.
+- **table locks** (:meth:`UnitOfWork.coordinates`) commit at once so that
+  other sessions see them, or join the records once those began.
+
+What a failed statement leaves behind outside the catalog (a new table's
+folder, a clone's log) is undone by the compensations it registered, in
+reverse order, and only what the statement itself created is ever removed;
+its session goes back to what it was (current schema, open transaction).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -53,7 +67,11 @@ class UnitOfWork:
 
     def __init__(self, execution: Execution) -> None:
         self._execution = execution
+        session = execution.session
+        # What a failed statement restores: its session as it was (current schema, open transaction, parameters).
+        self._session_before = dataclasses.replace(session, parameters=dict(session.parameters))
         self._compensations: list[tuple[str, Callable[[], object]]] = []
+        self._after_commit: list[tuple[str, Callable[[], object]]] = []
         self.commits = 0
         self.written: dict[str, None] = {}
         """The locations of the tables this statement committed to, in order."""
@@ -122,7 +140,8 @@ class UnitOfWork:
         """
         execution = self._execution
         storage = execution.storage
-        execution.catalog.pend_folder(PendingFolder(location, execution.query_id, execution.executor.session.id, made))
+        with self.durable():
+            execution.catalog.pend_folder(PendingFolder(location, execution.query_id, execution.executor.session.id, made))
         self._pending_folders = True
         if made:
             self.compensate(f"remove {location}", lambda: storage.delete(location, recursive=True))
@@ -130,6 +149,39 @@ class UnitOfWork:
             self.compensate(
                 f"empty {location}", lambda: [storage.delete(uri, recursive=True) for uri in storage.children(location)]
             )
+
+    @contextlib.contextmanager
+    def records(self) -> Iterator[None]:
+        """The block's catalog changes record what the statement did: they commit when it finishes, or never.
+
+        A block that raises is undone on its own.
+        """
+        with self._execution.catalog.statement_block():
+            yield
+
+    @contextlib.contextmanager
+    def durable(self) -> Iterator[None]:
+        """The block's catalog changes commit at once: what the statement's next Delta commit depends on."""
+        self._before_records("write durably")
+        with self._execution.catalog.committed_at_once():
+            yield
+
+    @contextlib.contextmanager
+    def coordinates(self) -> Iterator[None]:
+        """The block's catalog changes are for other sessions to see (a table lock): committed at once.
+
+        Once the statement's records began (a parameter's hook commits a table
+        property after the parameter is recorded) they join its transaction,
+        whose write lock keeps other sessions from changing the catalog until
+        the statement ends.
+        """
+        catalog = self._execution.catalog
+        with catalog.statement_block() if catalog.in_statement else catalog.committed_at_once():
+            yield
+
+    def _before_records(self, what: str) -> None:
+        if self._execution.catalog.in_statement:
+            raise RuntimeError(f"{self._execution.query_id} tried to {what} after it began recording its result.")
 
     def compensate(self, what: str, undo: Callable[[], object]) -> None:
         """Register ``undo`` to run if the statement fails."""
@@ -141,6 +193,10 @@ class UnitOfWork:
         A folder whose undo failed stays pending: a session that connects
         after this one ends tries again.
         """
+        self._execution.catalog.end_statement(commit=False)
+        session = self._execution.session
+        for field in dataclasses.fields(session):
+            setattr(session, field.name, getattr(self._session_before, field.name))
         undone = True
         while self._compensations:
             what, undo = self._compensations.pop()
@@ -152,16 +208,32 @@ class UnitOfWork:
         if undone and self._pending_folders:
             self._execution.catalog.settle_folders(self._execution.query_id)
 
+    def after_commit(self, what: str, step: Callable[[], object]) -> None:
+        """Run ``step`` once the statement committed (housekeeping it triggers, such as a purge).
+
+        A failing step is logged: the statement it follows stands.
+        """
+        self._after_commit.append((what, step))
+
     def done(self) -> None:
-        """The statement succeeded: nothing is to be undone."""
+        """The statement succeeded: nothing is to be undone, and what follows its commit runs."""
         self._compensations.clear()
+        for what, step in self._after_commit:
+            try:
+                step()
+            except Exception as error:
+                LOG.warning("could not %s: %s", what, str(error).splitlines()[0])
 
     def finish(self) -> None:
-        """Run the features' finishing steps; the caller holds the catalog transaction that records the statement."""
-        for finish in registry.FINISH:
-            finish(self._execution)
-        if self._pending_folders:
-            self._execution.catalog.settle_folders(self._execution.query_id)
+        """The statement ran: commit its records with the features' finishing steps and its query record."""
+        execution = self._execution
+        with self.records():
+            for finish in registry.FINISH:
+                finish(execution)
+            if self._pending_folders:
+                execution.catalog.settle_folders(execution.query_id)
+            execution.catalog.finish_query(execution.query_id, execution.lake.now())
+        execution.catalog.end_statement(commit=True)
 
 
 def recover_pending_folders(catalog: Catalog, storage: Storage, warehouse: Path) -> None:

@@ -304,7 +304,7 @@ def _claim(execution: Execution, entry: TableEntry, checksums: dict[str, str], h
     """
     catalog = execution.catalog
     now = execution.now()
-    with catalog.transaction():
+    with execution.work.durable():
         resolve_abandoned(catalog, execution.executor, entry.id)
         history = [] if force else catalog.loaded_files(entry.id, checksums, now - dt.timedelta(days=LOAD_HISTORY_DAYS))
         held = {(load.uri, load.checksum) for load in history}
@@ -321,7 +321,7 @@ def _claim(execution: Execution, entry: TableEntry, checksums: dict[str, str], h
 def _release(execution: Execution, holder: str, uris: list[str]) -> None:
     """The statement failed: its claims go, unless its rows landed (it failed after its Delta commit)."""
     catalog = execution.catalog
-    with catalog.transaction():
+    with execution.work.durable():
         if not execution.work.commits:
             catalog.forget_loads(holder, uris)
         elif execution.session.transaction is None:
@@ -344,7 +344,7 @@ def _load(
     if on_error == "SKIP_FILE":
         counted = files.counts_per_file()
         skipped = [uri for uri, (_, errors) in counted.items() if errors]
-        with catalog.transaction():
+        with execution.work.durable():
             catalog.forget_loads(holder, skipped)
     rows, counts = files.rows(abort=on_error == "ABORT_STATEMENT", without_files=skipped)
     parameters = {"source": options.location.uri, "files": len(files.paths) - len(skipped)}
@@ -361,7 +361,8 @@ def _load(
     firsts = files.first_errors([uri for uri in files.paths if counted[uri][1]])
     report: list[tuple[object, ...]] = []
     loaded: list[str] = []
-    with catalog.transaction():
+    # Durable at once, as the claims are: what the landed Delta commit loaded stays counted whatever follows.
+    with execution.work.durable():
         for uri in files.paths:
             parsed, errors = counted[uri]
             rows_loaded = 0 if uri in skipped else parsed - errors

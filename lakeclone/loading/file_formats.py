@@ -41,7 +41,7 @@ def create_file_format(execution: Execution) -> DataFrame:
     comment = next((value_of(p.this) for p in options if isinstance(p, exp.SchemaCommentProperty)), "")
     file_format = formats.from_properties(formats.FileFormat(), options)
     catalog = execution.catalog
-    with catalog.transaction():
+    with execution.work.records():
         schema = require_schema(execution, name.database, name.schema)
         existing = catalog.file_format(name.database, name.schema, name.name)
         if existing is not None:

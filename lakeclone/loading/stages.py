@@ -92,7 +92,7 @@ def create_stage(execution: Execution) -> DataFrame:
         )
     url = external_location(execution.tables, url_text, what="a stage")
     catalog = execution.catalog
-    with catalog.transaction():
+    with execution.work.records():
         schema = require_schema(execution, name.database, name.schema)
         existing = catalog.stage(name.database, name.schema, name.name)
         if existing is not None:

@@ -205,7 +205,7 @@ def create_policy(execution: Execution) -> DataFrame:
         _require_body_reads(execution, str(name), name, execution.session.role, kind, expression.args["body"])
     allowed = expression.args.get("allowed_values")
     comment = expression.args.get("comment")
-    with catalog.transaction():
+    with execution.work.records():
         if existing is not None:
             catalog.drop_policy(existing)
         created = catalog.create_policy(
@@ -264,7 +264,7 @@ def drop_policy(execution: Execution) -> DataFrame:
         raise SqlCompilationError(
             f"Policy {policy.name} cannot be dropped/replaced as it is associated with one or more entities."
         )
-    with execution.catalog.transaction():
+    with execution.work.records():
         execution.catalog.drop_policy(policy)
     return results.status(execution.spark, f"{policy.name} successfully dropped.")
 
@@ -284,7 +284,7 @@ def alter_policy(execution: Execution) -> DataFrame:
         masking = [_found(execution, target, PolicyKind.MASKING) for target in policies]
         if not expression.args.get("unset"):
             _require_tag_policies_fit(execution, policy, [found for found, _ in masking])
-        with catalog.transaction():
+        with execution.work.records():
             for found, _ in masking:
                 if expression.args.get("unset"):
                     catalog.unset_tag_policy(policy.id, found.id)
@@ -294,11 +294,11 @@ def alter_policy(execution: Execution) -> DataFrame:
         where = QualifiedName(policy.database, policy.schema, policy.name)
         owner = catalog.owner(kind.value, policy.id)
         _require_body_reads(execution, policy.qualified, where, owner, kind, expression.args["body"])
-        with catalog.transaction():
+        with execution.work.records():
             catalog.set_policy_body(policy, expression.args["body"].sql(dialect=Lsql))
     else:
         comment = expression.args.get("comment")
-        with catalog.transaction():
+        with execution.work.records():
             catalog.set_policy_comment(policy, comment.name if comment is not None else None)
     return results.status(execution.spark, "Statement executed successfully.")
 
@@ -365,7 +365,7 @@ def alter_column_policy(execution: Execution) -> DataFrame:
     catalog = execution.catalog
     present = [r for r in catalog.policy_references(owner.id) if r.column == column]
     if expression.args.get("unset"):
-        with catalog.transaction():
+        with execution.work.records():
             for reference in present:
                 catalog.detach_policy(reference)
         return results.status(execution.spark, "Statement executed successfully.")
@@ -389,7 +389,7 @@ def alter_column_policy(execution: Execution) -> DataFrame:
             "Specified column already attached to another masking policy. A column cannot be attached to multiple "
             "masking policies. Please drop the current association in order to attach a new masking policy."
         )
-    with catalog.transaction():
+    with execution.work.records():
         for reference in present:
             catalog.detach_policy(reference)
         catalog.attach_policy(PolicyReference(policy.id, owner.kind, owner.id, column, tuple(n for n, _ in using)))
@@ -408,7 +408,7 @@ def alter_row_access_policy(execution: Execution) -> DataFrame:
         attached = [r for r in present if r.policy_id == policy.id]
         if not attached:
             raise SqlCompilationError(f"Row access policy {policy.name} is not attached to {owner.name}.")
-        with catalog.transaction():
+        with execution.work.records():
             catalog.detach_policy(attached[0])
         return results.status(execution.spark, "Statement executed successfully.")
     if present:
@@ -428,7 +428,7 @@ def alter_row_access_policy(execution: Execution) -> DataFrame:
                 f"Policy type mismatch: argument {argument} of row access policy {policy.name} is {declared}, "
                 f"but column {name} is {actual.upper()}."
             )
-    with catalog.transaction():
+    with execution.work.records():
         catalog.attach_policy(PolicyReference(policy.id, owner.kind, owner.id, OBJECT_LEVEL, tuple(n for n, _ in on)))
     return results.status(execution.spark, "Statement executed successfully.")
 
@@ -451,7 +451,7 @@ def alter_tags(execution: Execution) -> DataFrame:
             )
         settings.append((tag, securable, value or ""))
     catalog = execution.catalog
-    with catalog.transaction():
+    with execution.work.records():
         for tag, _, value in settings:
             if unset:
                 catalog.unset_tag(tag.id, owner.id, column)

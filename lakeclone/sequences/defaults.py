@@ -109,15 +109,21 @@ def constant_sql(default: ColumnDefault) -> str:
     return to_spark(sqlglot.parse_one(default.expression, read="snowflake"))
 
 
-def reserve(catalog: Catalog, entry: TableEntry, default: ColumnDefault, count: int) -> tuple[int, int]:
-    """``count`` consecutive values of a default's sequence: (first, increment)."""
+def reserve(execution: Execution, entry: TableEntry, default: ColumnDefault, count: int) -> tuple[int, int]:
+    """``count`` consecutive values of a default's sequence: (first, increment).
+
+    Reserved for good at once, as Snowflake's are: a statement that fails
+    leaves a gap, never a value another statement could take too.
+    """
     assert default.sequence_id is not None
+    catalog = execution.catalog
     if not catalog.sequence_is_live(default.sequence_id):
         raise SqlCompilationError(
             f"Sequence used as a default value in table '{entry.name}' column '{default.column}' "
             "was not found or could not be accessed."
         )
-    return catalog.reserve_sequence_values(default.sequence_id, count)
+    with execution.work.durable():
+        return catalog.reserve_sequence_values(default.sequence_id, count)
 
 
 # INSERT -----------------------------------------------------------------------------------
@@ -196,7 +202,7 @@ def number_rows(
         else:
             count = frame.where(F.col(flag)).count()
             window = Window.partitionBy(F.col(flag)).orderBy(order)
-        first, increment = reserve(execution.catalog, entry, default, count) if count else (0, 0)
+        first, increment = reserve(execution, entry, default, count) if count else (0, 0)
         value = F.lit(first) + (F.row_number().over(window) - 1) * F.lit(increment)
         if flag is not None:
             value = F.when(F.col(flag), value)

@@ -54,7 +54,7 @@ def create_sequence(execution: Execution) -> DataFrame:
     if increment == 0:
         raise SqlCompilationError("Sequence increment must not be zero.")
     catalog = execution.catalog
-    with catalog.transaction():
+    with execution.work.records():
         schema = require_schema(execution, name.database, name.schema)
         existing = catalog.sequence(name.database, name.schema, name.name)
         if existing is not None:

@@ -74,7 +74,7 @@ def before_commit(execution: Execution, target: str | None) -> None:
     pending = dict(reads)
     recorded: list[str] = []
     while pending:
-        with catalog.transaction():
+        with execution.work.durable():
             for stream_id, read in list(pending.items()):
                 held = catalog.consumption(stream_id)
                 if held is not None and held.query_id == holder:
@@ -106,13 +106,13 @@ def before_commit(execution: Execution, target: str | None) -> None:
                 raise StreamBusyError(f"Stream {names} is being consumed by another session's statement; try again later.")
             time.sleep(_POLL_SECONDS)
     if recorded:
-        execution.work.compensate("forget the stream consumption", lambda: _forget(catalog, holder, recorded))
+        execution.work.compensate("forget the stream consumption", lambda: _forget(execution, holder, recorded))
 
 
-def _forget(catalog: Catalog, query_id: str, stream_ids: Iterable[str]) -> None:
-    with catalog.transaction():
+def _forget(execution: Execution, query_id: str, stream_ids: Iterable[str]) -> None:
+    with execution.work.durable():
         for stream_id in stream_ids:
-            catalog.forget_consumption(stream_id, query_id)
+            execution.catalog.forget_consumption(stream_id, query_id)
 
 
 def finish(execution: Execution) -> None:
@@ -151,7 +151,7 @@ def forget_consumed(catalog: Catalog, transaction_id: str) -> None:
 
 def resolve(catalog: Catalog, delta: Delta, consumption: Consumption, now: dt.datetime) -> None:
     """Finish or drop a crashed session's consumption, from what its target's log says."""
-    with catalog.transaction():
+    with catalog.recovering():
         if _landed(catalog, delta, consumption):
             catalog.move_offsets(consumption.stream_id, consumption.offsets, initial_rows=consumption.initial_rows, now=now)
         catalog.forget_consumption(consumption.stream_id, consumption.query_id)

@@ -74,7 +74,7 @@ def create_stream(execution: Execution) -> DataFrame:
     mode = StreamMode.APPEND_ONLY if expression.args.get("append_only") else StreamMode.DEFAULT
     offsets = _offsets(execution, bases, source, on=on, view=view is not None)
     comment = expression.args.get("comment")
-    with catalog.transaction():
+    with execution.work.records():
         # Again under the write lock: another process may have taken the name since.
         require_free_name(execution, name, STREAM)
         current = catalog.stream(name.database, name.schema, name.name)

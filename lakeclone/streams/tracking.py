@@ -50,7 +50,7 @@ def start(execution: Execution, entry: TableEntry) -> int:
     else:
         # Created with them (CREATE TABLE … CHANGE_TRACKING = TRUE): changes are tracked from now on.
         version = log.version()
-    with execution.catalog.transaction():
+    with execution.work.records():
         execution.catalog.start_tracking(entry.id, version)
         execution.catalog.set_parameter(entry.id, CHANGE_TRACKING, "true")
     return version
@@ -62,7 +62,7 @@ def stop(execution: Execution, entry: TableEntry) -> None:
         return
     with execution.work.delta(target=entry.location):
         statements.set_properties(execution.spark, entry.location, {CHANGE_DATA_FEED: "false"})
-    with execution.catalog.transaction():
+    with execution.work.records():
         execution.catalog.stop_tracking(entry.id, _own_commit(execution, entry))
 
 

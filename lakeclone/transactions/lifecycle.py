@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 from lakeclone.catalog.entries import HiddenOutcome, HiddenVersions, TransactionEntry
@@ -36,8 +37,11 @@ if TYPE_CHECKING:
 
 LOG = logging.getLogger(__name__)
 
+Recording = Callable[[], AbstractContextManager[None]]
+"""Where a lifecycle step's catalog writes go: a statement's records (BEGIN, COMMIT, ROLLBACK), else a catalog transaction."""
 
-def begin(executor: Executor, name: str | None) -> OpenTransaction:
+
+def begin(executor: Executor, name: str | None, *, recording: Recording | None = None) -> OpenTransaction:
     """Open a transaction in the executor's session, pinning where its stream reads stop."""
     catalog = executor.catalog
     transaction = OpenTransaction(uuid.uuid4().hex, name, executor.lake.now())
@@ -47,7 +51,7 @@ def begin(executor: Executor, name: str | None) -> OpenTransaction:
         entry = catalog.table_by_id(table_id)
         if entry is not None and entry.dropped_at is None:
             transaction.stream_points[table_id] = tables.current_version(entry)
-    with catalog.transaction():
+    with (recording or catalog.transaction)():
         catalog.begin_transaction(
             TransactionEntry(transaction.id, executor.session.id, name, transaction.started_at, catalog.tick())
         )
@@ -55,7 +59,7 @@ def begin(executor: Executor, name: str | None) -> OpenTransaction:
     return transaction
 
 
-def commit(executor: Executor) -> None:
+def commit(executor: Executor, *, recording: Recording | None = None) -> None:
     """Make the session's open transaction visible to every session, in one catalog transaction."""
     transaction = executor.context.transaction
     assert transaction is not None
@@ -71,7 +75,7 @@ def commit(executor: Executor) -> None:
                 HiddenVersions(entry.id, lock.base_version + 1, latest - 1, lock.base_version, HiddenOutcome.INTERMEDIATE)
             )
     now = executor.lake.now()
-    with catalog.transaction():
+    with (recording or catalog.transaction)():
         for versions in hidden:
             catalog.hide_versions(versions)
         for on_commit in registry.TRANSACTION_COMMITS:
@@ -80,7 +84,7 @@ def commit(executor: Executor) -> None:
     executor.context.transaction = None
 
 
-def roll_back(executor: Executor, transaction_id: str, query_id: str) -> None:
+def roll_back(executor: Executor, transaction_id: str, query_id: str, *, recording: Recording | None = None) -> None:
     """Undo a transaction: each table it wrote goes back to the version it started from."""
     catalog = executor.catalog
     spark = executor.lake.spark
@@ -102,7 +106,7 @@ def roll_back(executor: Executor, transaction_id: str, query_id: str) -> None:
             statements.restore(spark, entry.location, lock.base_version)
         restored = log.version()
         hidden.append(HiddenVersions(entry.id, lock.base_version + 1, restored - 1, lock.base_version, HiddenOutcome.ROLLED_BACK))
-    with catalog.transaction():
+    with (recording or catalog.transaction)():
         for versions in hidden:
             catalog.hide_versions(versions)
         for on_rollback in registry.TRANSACTION_ROLLBACKS:
@@ -114,7 +118,7 @@ def recover_sessions(executor: Executor, session_ids: Iterable[str]) -> None:
     """Clear what dead sessions hold: their statements' locks end, their transactions roll back."""
     catalog = executor.catalog
     dead = set(session_ids)
-    with catalog.transaction():
+    with catalog.recovering():
         for session_id in dead:
             catalog.remove_session_statement_locks(session_id)
     for transaction in catalog.open_transactions():
@@ -126,13 +130,13 @@ def recover_transaction(executor: Executor, transaction: TransactionEntry) -> No
     """Take over a dead session's transaction (so that one session recovers it) and roll it back."""
     catalog = executor.catalog
     warehouse = executor.lake.warehouse
-    with catalog.transaction():
+    with catalog.recovering():
         current = catalog.open_transaction(transaction.id)
         if current is None or current.session_id == executor.session.id or is_alive(warehouse, current.session_id):
             return
         catalog.adopt_transaction(transaction.id, executor.session.id)
     LOG.warning("rolling back transaction %s, left open by a session that ended", transaction.id)
-    roll_back(executor, transaction.id, f"recover-{transaction.id}")
+    roll_back(executor, transaction.id, f"recover-{transaction.id}", recording=catalog.recovering)
 
 
 def recover(executor: Executor) -> None:

@@ -48,7 +48,7 @@ def acquire(execution: Execution, entry: TableEntry) -> None:
     while True:
         dead_sessions: set[str] = set()
         holder: TableLock | None = None
-        with catalog.transaction():
+        with execution.work.coordinates():
             locks = catalog.table_locks(entry.id)
             if any(_mine(execution, lock) for lock in locks):
                 return
@@ -91,7 +91,7 @@ def _timeout_message(execution: Execution, entry: TableEntry, holder: TableLock)
 
 
 def _release(execution: Execution, query_id: str) -> None:
-    with execution.catalog.transaction():
+    with execution.work.durable():
         execution.catalog.remove_statement_locks(query_id)
 
 

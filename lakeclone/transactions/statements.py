@@ -59,7 +59,7 @@ def begin(execution: Execution) -> DataFrame:
         raise SqlCompilationError(
             f"Transaction '{open_transaction.id}' is already open in this session; COMMIT or ROLLBACK it first."
         )
-    transaction = lifecycle.begin(execution.executor, _name(execution.expression))
+    transaction = lifecycle.begin(execution.executor, _name(execution.expression), recording=execution.work.records)
     return results.status(execution.spark, f"Transaction {transaction.id} started.")
 
 
@@ -67,7 +67,7 @@ def begin(execution: Execution) -> DataFrame:
 def commit(execution: Execution) -> DataFrame:
     if execution.session.transaction is None:
         raise NoTransactionError("There is no transaction to commit: run BEGIN first.")
-    lifecycle.commit(execution.executor)
+    lifecycle.commit(execution.executor, recording=execution.work.records)
     return results.status(execution.spark, "Statement executed successfully.")
 
 
@@ -76,7 +76,7 @@ def rollback(execution: Execution) -> DataFrame:
     transaction = execution.session.transaction
     if transaction is None:
         raise NoTransactionError("There is no transaction to roll back: run BEGIN first.")
-    lifecycle.roll_back(execution.executor, transaction.id, execution.query_id)
+    lifecycle.roll_back(execution.executor, transaction.id, execution.query_id, recording=execution.work.records)
     execution.session.transaction = None
     return results.status(execution.spark, "Statement executed successfully.")
 

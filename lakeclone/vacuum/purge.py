@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 from lakeclone.delta.log import LOG_FOLDER
@@ -16,7 +18,14 @@ if TYPE_CHECKING:
     from lakeclone.storage import Storage
 
 
-def purge_expired(catalog: Catalog, delta: Delta, storage: Storage, now: dt.datetime) -> list[TableEntry]:
+def purge_expired(
+    catalog: Catalog,
+    delta: Delta,
+    storage: Storage,
+    now: dt.datetime,
+    *,
+    durable: Callable[[], AbstractContextManager[None]],
+) -> list[TableEntry]:
     """Delete the files of dropped tables whose UNDROP window has closed.
 
     Files a live clone still references stay, and the table stays unpurged
@@ -24,6 +33,10 @@ def purge_expired(catalog: Catalog, delta: Delta, storage: Storage, now: dt.date
     External tables lose only their catalog entry: their files are never ours
     to delete. A purged table never comes back, even when the schema or
     database around it is undropped.
+
+    Args:
+        durable: the statement's durable writes: each purge is recorded at once,
+            since its files are gone whatever the statement does next.
 
     Returns:
         The tables fully purged by this call.
@@ -40,11 +53,11 @@ def purge_expired(catalog: Catalog, delta: Delta, storage: Storage, now: dt.date
                 storage.delete(join(table.location, LOG_FOLDER), recursive=True)
                 continue
             storage.delete(table.location, recursive=True)
-        with catalog.transaction():
+        with durable():
             catalog.mark_purged(table, now)
         purged.append(table)
     return purged
 
 
 def purge_after_statement(execution: Execution) -> None:
-    purge_expired(execution.catalog, execution.delta, execution.storage, execution.started_at)
+    purge_expired(execution.catalog, execution.delta, execution.storage, execution.started_at, durable=execution.work.durable)

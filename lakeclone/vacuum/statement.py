@@ -53,7 +53,8 @@ def vacuum(execution: Execution) -> DataFrame:
     if dry_run:
         rows = [(d.relative, d.size, "DELETE" if d.delete else "KEEP", str(d.reason)) for d in plan.decisions]
         return results.rows(execution.spark, DRY_RUN_SCHEMA, rows)
-    with execution.catalog.transaction():
+    # Durable before a file goes: time travel must refuse the versions VACUUM is about to break.
+    with execution.work.durable():
         execution.catalog.record_vacuum(entry, horizon)
     files, size = planner.execute(execution.storage, plan)
     return results.counts(execution.spark, [("number of files deleted", files), ("number of bytes deleted", size)])

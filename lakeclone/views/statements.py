@@ -77,7 +77,7 @@ def create_view(execution: Execution) -> DataFrame:
             raise ObjectExistsError(name.name)
     columns = _columns(execution, name, query, declared)
     definition = definition_text(execution.sql)
-    with catalog.transaction():
+    with execution.work.records():
         # Again under the write lock: another process may have taken the name since.
         require_free_name(execution, name, VIEW)
         current = catalog.view(name.database, name.schema, name.name)
