@@ -154,6 +154,27 @@ def test_dateadd_below_a_day_moves_a_timestamp_by_its_unit(lake: lakeclone.Lake)
         lake.sql(f"SELECT DATEADD(nanosecond, 1, {start})")
 
 
+def test_dateadd_by_days_and_longer_keeps_a_timestamp_s_time_and_a_date_a_date(lake: lakeclone.Lake) -> None:
+    start, day = "'2024-01-31 10:30:00'::TIMESTAMP_NTZ", "'2024-01-31'::DATE"
+    frame = lake.sql(
+        f"SELECT DATEADD(day, 1, {start}) AS d, DATEADD(week, 2, {start}) AS w, DATEADD(month, 1, {start}) AS m, "
+        f"DATEADD(quarter, 1, {start}) AS q, DATEADD(year, -1, {start}) AS y, DATEADD('days', n, {start}) AS n, "
+        f"DATEADD(month, 1, {day}) AS date_m, DATEADD(day, -31, {day}) AS date_d, DATEADD(day, 1, '2024-01-31') AS text "
+        "FROM (SELECT 3 AS n)"
+    )
+    assert frame.collect()[0].asDict() == {
+        "D": dt.datetime(2024, 2, 1, 10, 30),
+        "W": dt.datetime(2024, 2, 14, 10, 30),
+        "M": dt.datetime(2024, 2, 29, 10, 30),  # the last day of a shorter month, as Snowflake clamps it
+        "Q": dt.datetime(2024, 4, 30, 10, 30),
+        "Y": dt.datetime(2023, 1, 31, 10, 30),
+        "N": dt.datetime(2024, 2, 3, 10, 30),
+        "DATE_M": dt.date(2024, 2, 29),
+        "DATE_D": dt.date(2023, 12, 31),
+        "TEXT": dt.datetime(2024, 2, 1),  # text is read as a timestamp, as Snowflake reads it
+    }
+
+
 def test_a_column_without_a_name_of_its_own_is_named_as_snowflake_names_it(shop: lakeclone.Lake) -> None:
     # After its expression, upper-cased (Spark would say count(1), (id + 1), x); a view's columns too.
     named = shop.sql("SELECT count(*), id + 1, 'x', id, CURRENT_SCHEMA(), c.* FROM customers AS c GROUP BY ALL")

@@ -261,6 +261,10 @@ def to_spark(expression: exp.Expr) -> str:
 # The units below a day that DATEADD takes, as Spark's TIMESTAMPADD names them.
 _TIME_UNITS = {"HOUR", "MINUTE", "SECOND", "MILLISECOND", "MICROSECOND"}
 
+# The units of a day and above: the place of their count among MAKE_INTERVAL's arguments
+# (years, months, weeks, days), and what one of them counts there.
+_DATE_UNITS = {"YEAR": (0, 1), "QUARTER": (1, 3), "MONTH": (1, 1), "WEEK": (2, 1), "DAY": (3, 1)}
+
 
 def _spark_forms(expression: exp.Expr) -> exp.Expr:
     """Rewrite the Snowflake forms sqlglot keeps that Spark cannot parse or reads differently.
@@ -295,6 +299,19 @@ def _spark_forms(expression: exp.Expr) -> exp.Expr:
         if unit in _TIME_UNITS:
             # sqlglot writes DATEADD(MINUTE, n, ts) as Spark's DATE_ADD(ts, n): n days, and a DATE.
             added.replace(exp.Anonymous(this="timestampadd", expressions=[exp.var(unit), added.expression, added.this]))
+        elif unit in _DATE_UNITS:
+            # sqlglot writes DATEADD(DAY, n, ts) as DATE_ADD(ts, n) and DATEADD(MONTH, …) as ADD_MONTHS, both a
+            # DATE. Adding an interval keeps the type, as Snowflake does: a DATE stays a DATE, a TIMESTAMP its time.
+            place, per_unit = _DATE_UNITS[unit]
+            count = exp.cast(added.expression, exp.DataType.build("INT"))
+            parts: list[exp.Expression] = [exp.Literal.number(0)] * 7
+            parts[place] = count if per_unit == 1 else exp.Mul(this=count, expression=exp.Literal.number(per_unit))
+            start = added.this
+            if isinstance(start, exp.Literal) and start.is_string:
+                # Snowflake reads a text start as a TIMESTAMP_NTZ; Spark would add to it as text and return text.
+                start = exp.cast(start, exp.DataType.build("TIMESTAMP_NTZ"))
+            interval = exp.Anonymous(this="make_interval", expressions=parts)
+            added.replace(exp.paren(exp.Add(this=start, expression=interval)))
     for sample in list(expression.find_all(exp.TableSample)):
         source = sample.parent
         if isinstance(source, (exp.Table, exp.Subquery)) and sample.arg_key == "sample":
