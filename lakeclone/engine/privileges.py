@@ -309,13 +309,17 @@ def create_in_schema(tables: Tables, target: exp.Table, privilege: Privilege) ->
 
 
 def owned(tables: Tables, target: exp.Table, kind: str, *, modify: bool = False) -> Iterator[Need | None]:
-    """OWNERSHIP (or, on a table, MODIFY where ``modify``) of the object ``target`` names."""
+    """OWNERSHIP (or, on a table, MODIFY where ``modify``) of the object ``target`` names.
+
+    ``kind`` is a database, a schema, or a kind :func:`relation` finds
+    (tables, views, streams, sequences, stages, file formats, policies, tags).
+    """
     catalog = tables.catalog
     if kind == "DATABASE":
         securable = database_securable(catalog, database_name(target))
     elif kind == "SCHEMA":
         securable = named_schema(catalog, *schema_name(target, database=tables.scope.database))
-    elif kind in ("TABLE", "VIEW", "STREAM", "SEQUENCE", "STAGE", "FILE FORMAT"):
+    elif kind in ("TABLE", "VIEW", "STREAM", "SEQUENCE", "STAGE", "FILE FORMAT", *(k.value for k in PolicyKind)):
         securable = relation(tables, target, (kind,))
     else:
         securable = None

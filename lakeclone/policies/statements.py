@@ -39,6 +39,7 @@ from lakeclone.engine.privileges import (
     Requirement,
     Securable,
     named_schema,
+    owned,
     relation,
 )
 from lakeclone.engine.show import matches, scope_schemas
@@ -60,11 +61,6 @@ _CREATE = {
 _LABELS = {PolicyKind.MASKING: "Masking policy", PolicyKind.ROW_ACCESS: "Row access policy", PolicyKind.TAG: "Tag"}
 
 
-def _policy_need(tables: Tables, target: exp.Table, kind: PolicyKind, privileges: tuple[Privilege, ...]) -> Need | None:
-    securable = relation(tables, target, (kind.value,))
-    return Need(securable, privileges) if securable else None
-
-
 def _create_needs(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
     """USAGE and CREATE <kind> on the schema; OWNERSHIP of the policy or tag OR REPLACE replaces."""
     kind = _kind(expression)
@@ -74,12 +70,12 @@ def _create_needs(tables: Tables, expression: exp.Expression) -> Iterator[Need |
         yield Need(schema, (Privilege.USAGE,))
         yield Need(schema, (_CREATE[kind],))
     if expression.args.get("replace") and not expression.args.get("exists"):
-        yield _policy_need(tables, expression.this, kind, (Privilege.OWNERSHIP,))
+        yield from owned(tables, expression.this, kind.value)
 
 
 def _owner_needs(tables: Tables, expression: exp.Expression) -> Iterator[Requirement | None]:
     """OWNERSHIP of the policy or tag dropped or altered; for a tag's masking policies, APPLY on each (or on the account)."""
-    yield _policy_need(tables, expression.this, _kind(expression), (Privilege.OWNERSHIP,))
+    yield from owned(tables, expression.this, _kind(expression).value)
     policies = expression.args.get("policies")
     if isinstance(expression, AlterPolicy) and policies and not expression.args.get("unset"):
         applied = [relation(tables, target, (PolicyKind.MASKING.value,)) for target in policies]
