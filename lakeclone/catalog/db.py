@@ -30,6 +30,8 @@ def optional_timestamp(text: str | None) -> dt.datetime | None:
 
 _WRITE = re.compile(r"\s*(INSERT|UPDATE|DELETE|REPLACE)\b", re.IGNORECASE)
 
+_OUTSIDE_UNIT_OF_WORK = "A statement wrote to the catalog outside its unit of work."
+
 
 class _Connection(sqlite3.Connection):
     """SQLite's connection, refusing a running statement's write outside its unit of work.
@@ -51,7 +53,7 @@ class _Connection(sqlite3.Connection):
 
     def _check(self, sql: str) -> None:
         if self.statement_running and not self.in_transaction and _WRITE.match(sql):
-            raise RuntimeError("A statement wrote to the catalog outside its unit of work.")
+            raise RuntimeError(_OUTSIDE_UNIT_OF_WORK)
 
 
 class CatalogConnection:
@@ -107,22 +109,23 @@ class CatalogConnection:
         a block is refused: the statement's writes go through its unit of
         work, which decides when they commit.
         """
-        if self._db.in_transaction:
-            yield
-            return
-        if self._db.statement_running:
-            raise RuntimeError("A statement wrote to the catalog outside its unit of work.")
-        with self.committed_at_once():
+        if self._db.statement_running and not self._db.in_transaction:
+            raise RuntimeError(_OUTSIDE_UNIT_OF_WORK)
+        with self.joined_or_at_once():
             yield
 
-    @contextlib.contextmanager
-    def recovering(self) -> Iterator[None]:
+    def recovering(self) -> contextlib.AbstractContextManager[None]:
         """A transaction recovering what a dead session left: its locks, its transaction, a stream's consumption.
 
         A statement may come upon such leftovers as it runs; their recovery is
         no part of its work, so it commits on its own (or joins the
         statement's transaction, once that began).
         """
+        return self.joined_or_at_once()
+
+    @contextlib.contextmanager
+    def joined_or_at_once(self) -> Iterator[None]:
+        """The block joins the open transaction, or is a transaction of its own, committed when it ends."""
         if self._db.in_transaction:
             yield
             return

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import sqlite3
 
@@ -20,7 +19,7 @@ class QueryStore(CatalogConnection):
         commits of every process on the warehouse.
         """
         # A tick orders commits; it is no statement's record, so it commits at once outside one.
-        with contextlib.nullcontext() if self._db.in_transaction else self.committed_at_once():
+        with self.joined_or_at_once():
             self._db.execute("UPDATE ticks SET value = value + 1 WHERE id = 1")
             return int(self._db.execute("SELECT value FROM ticks WHERE id = 1").fetchone()[0])
 

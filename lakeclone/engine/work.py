@@ -162,7 +162,8 @@ class UnitOfWork:
     @contextlib.contextmanager
     def durable(self) -> Iterator[None]:
         """The block's catalog changes commit at once: what the statement's next Delta commit depends on."""
-        self._before_records("write durably")
+        if self._execution.catalog.in_statement:
+            raise RuntimeError(f"{self._execution.query_id} tried to write durably after it began recording its result.")
         with self._execution.catalog.committed_at_once():
             yield
 
@@ -178,10 +179,6 @@ class UnitOfWork:
         catalog = self._execution.catalog
         with catalog.statement_block() if catalog.in_statement else catalog.committed_at_once():
             yield
-
-    def _before_records(self, what: str) -> None:
-        if self._execution.catalog.in_statement:
-            raise RuntimeError(f"{self._execution.query_id} tried to {what} after it began recording its result.")
 
     def compensate(self, what: str, undo: Callable[[], object]) -> None:
         """Register ``undo`` to run if the statement fails."""
