@@ -35,9 +35,9 @@ if TYPE_CHECKING:
 
 Handler = Callable[["Execution"], "DataFrame"]
 Needs = Callable[["Tables", exp.Expression], "Iterable[Requirement | None]"]
+"""What a statement needs on each object it names (None for a name that names nothing): see :mod:`lakeclone.engine.needs`."""
 QueryType = str | Callable[[exp.Expression], str]
 """Snowflake's QUERY_TYPE of a kind of statement, or how to tell it from the statement (``CREATE_TABLE_AS_SELECT``)."""
-"""What a statement needs on each object it names (None for a name that names nothing): see :mod:`lakeclone.engine.needs`."""
 ShowHandler = Callable[["Execution", "re.Pattern[str] | None"], "DataFrame"]
 
 
