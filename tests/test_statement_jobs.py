@@ -233,7 +233,7 @@ def test_with_compute_ahead_a_tracked_insert_after_think_time_runs_only_its_writ
     assert sorted(r.ID for r in lake.sql("SELECT id FROM t").collect()) == [1, 2, 3, 4]
 
 
-def test_show_results_are_built_on_the_driver_with_spark_frames_values(spark: SparkSession) -> None:
+def test_show_results_are_built_on_the_driver_from_an_arrow_batch(spark: SparkSession) -> None:
     from lakeclone import frame_notes
     from lakeclone.engine import results
 
@@ -241,27 +241,32 @@ def test_show_results_are_built_on_the_driver_with_spark_frames_values(spark: Sp
     texts = ["a'b", 'q"q', "back\\slash", "new\nline", "ünï ☃", "${x}", "", "\\'", "--", "/*", every_ascii]
     data = [
         (text, i, i / 3, i % 2 == 0, dt.datetime(2024, 1, 1, 12, 0, 0, 123456, tzinfo=dt.timezone.utc), dt.date(2024, 2, 29),
-         decimal.Decimal("1.50"), {"k": text, "z": None}, [text, None], None, i, text.encode())
+         decimal.Decimal("1.50"), {"k": text, "z": None}, [text, None], None, i, text.encode(), dt.datetime(2024, 3, 1, 8, 30))
         for i, text in enumerate(texts)
     ]  # fmt: skip
-    schema = "s STRING, i BIGINT, f DOUBLE, b BOOLEAN, ts TIMESTAMP, d DATE, dec DECIMAL(10,2), m MAP<STRING,STRING>, a ARRAY<STRING>, n INT, k INT, bin BINARY"
-    # Columns alike in every row (ts, d, dec, n) are written once; rows alike in every column, and one row, too.
-    alike, one = [data[3]] * 3, [data[-1]]
+    schema = (
+        "s STRING, i BIGINT, f DOUBLE, b BOOLEAN, ts TIMESTAMP, d DATE, dec DECIMAL(10,2), m MAP<STRING,STRING>, "
+        "a ARRAY<STRING>, n INT, k INT, bin BINARY, naive TIMESTAMP"
+    )
+    many = data * 20  # a SHOW of hundreds of rows is local too
     with spark_jobs_run(spark) as jobs:
-        local = [results.rows(spark, schema, rows).collect() for rows in (data, alike, one)]
+        local = [results.rows(spark, schema, rows).collect() for rows in (data, [data[-1]], many)]
         empty = results.rows(spark, schema, [])
         assert empty.collect() == []
     assert jobs == []
-    assert local == [spark.createDataFrame(rows, schema).collect() for rows in (data, alike, one)]
+    # As createDataFrame reads them: a naive datetime is the process's local time.
+    assert local == [spark.createDataFrame(rows, schema).collect() for rows in (data, [data[-1]], many)]
     assert results.rows(spark, schema, data).dtypes == empty.dtypes == spark.createDataFrame([], schema).dtypes
-    # The same rows again reuse Spark's analysed query, in a frame of their own: what is noted on one
-    # (the statement of a text that made it) is not on the other.
-    first = frame_notes.note(results.rows(spark, schema, alike), "statement", 2)
-    again = results.rows(spark, schema, alike)
+    # The same rows again reuse Spark's planned frame, in a Python frame of their own: what is noted
+    # on one (the statement of a text that made it) is not on the other.
+    first = frame_notes.note(results.rows(spark, schema, data), "statement", 2)
+    again = results.rows(spark, schema, data)
     assert again is not first and frame_notes.noted(again, "statement") is None
-    assert again.collect() == first.collect() == local[1]
-    many = data * (results.LOCAL_ROWS // len(data) + 1)  # beyond LOCAL_ROWS: a frame from createDataFrame
-    assert results.rows(spark, schema, many).collect() == spark.createDataFrame(many, schema).collect()
+    assert again._jdf.equals(first._jdf) and again.collect() == local[0]
+    # A value Arrow cannot hold in its column's type (a decimal of more places) is left to createDataFrame.
+    finer = [(decimal.Decimal("1.125"),)]
+    assert results.rows(spark, "dec DECIMAL(10,3)", finer).collect() == spark.createDataFrame(finer, "dec DECIMAL(10,3)").collect()
+    assert results.rows(spark, "dec DECIMAL(10,2)", finer).collect() == spark.createDataFrame(finer, "dec DECIMAL(10,2)").collect()
 
 
 def _state_jobs(spark: SparkSession, jobs: list[int]) -> list[int]:

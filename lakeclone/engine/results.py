@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import datetime as dt
-import decimal
 import functools
-import math
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
 
 
@@ -35,138 +35,107 @@ def _one_row(spark: SparkSession, columns: Sequence[tuple[str, exp.Expression]])
     # made with createDataFrame is an RDD, and collecting it runs a Spark job.
     values = ", ".join(value.sql(dialect="spark") for _, value in columns)
     names = ", ".join(exp.to_identifier(name, quoted=True).sql(dialect="spark") for name, _ in columns)
-    return _local_frame(spark, f"SELECT * FROM VALUES ({values}) AS result({names})")
-
-
-# Up to this many rows a result is a VALUES query. Spark parses and analyses
-# such a query in ~70 ms for a dozen rows of ten columns, where a frame from
-# createDataFrame takes ~180 ms (its Spark job); at about 70 rows they meet.
-LOCAL_ROWS = 64
+    text = f"SELECT * FROM VALUES ({values}) AS result({names})"
+    return _recent_frame(spark, (text, b""), lambda: spark.sql(text)._jdf)
 
 
 def rows(spark: SparkSession, schema: str, data: Sequence[Sequence[Any]]) -> DataFrame:
     """A frame of rows built on the driver: SHOW and DESCRIBE results.
 
-    Like :func:`status`, it is a VALUES query (a local relation Spark
-    collects on the driver, without a Spark job), each value a literal of its
-    column's type in ``schema``. More than :data:`LOCAL_ROWS` rows, or a value
-    no SQL literal spells, make it a frame made with ``createDataFrame``.
+    The rows reach Spark as one Arrow record batch, which Spark keeps as a
+    local relation: collected on the driver without a Spark job, as a VALUES
+    query is, but with nothing for Spark to parse (a SHOW TABLES of 50 tables
+    was ~15 ms of parsing and analysing literals). A naive datetime is the
+    Python process's local time, as ``createDataFrame`` reads it. A value
+    Arrow cannot hold in its column's type makes it a frame made with
+    ``createDataFrame``, which runs a Spark job.
     """
-    fields = _fields(schema)
+    import pyarrow as pa
+
+    columns = _columns(schema)
     try:
-        literals = [[_literal(value, kind) for value, (_, kind) in zip(row, fields, strict=True)] for row in data]
-    except _NoLiteral:
-        literals = None
-    if literals is None or len(literals) > LOCAL_ROWS:
+        batch = _record_batch(columns, data)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
         return spark.createDataFrame([tuple(r) for r in data], schema)
-    names = [name for name, _ in _quoted_fields(schema)]
-    if not literals:  # no rows: one of NULLs, filtered out, gives the columns their types
-        values = "(" + ", ".join(f"CAST(NULL AS {kind})" for _, kind in fields) + ")"
-        return _local_frame(spark, f"SELECT * FROM VALUES {values} AS result({', '.join(names)}) WHERE FALSE")
-    # A column of one value in every row is a literal of the projection, written once: a SHOW
-    # lists many rows alike in most columns, and Spark parses each literal of a VALUES.
-    constant = [len(literals) > 1 and len({row[k] for row in literals}) == 1 for k in range(len(fields))]
-    constant[0] = constant[0] and not all(constant)  # a VALUES row needs a column
-    varying = [k for k, same in enumerate(constant) if not same]
-    values = ", ".join("(" + ", ".join(row[k] for k in varying) + ")" for row in literals)
-    projection = ", ".join(f"{literals[0][k]} AS {name}" if constant[k] else name for k, name in enumerate(names))
-    # Typed literals rather than a cast of each column over the VALUES: Spark analyses that projection in ~20 ms.
-    return _local_frame(spark, f"SELECT {projection} FROM VALUES {values} AS result({', '.join(names[k] for k in varying)})")
+
+    def plan() -> Any:
+        jvm = spark._jvm
+        assert jvm is not None
+        batches = jvm.scala.jdk.javaapi.CollectionConverters.asScala(jvm.java.util.Collections.singletonList(batch).iterator())
+        # Spark's own path for a pyarrow table (createDataFrame), without its configuration
+        # reads and temporary file: below spark.sql.execution.arrow.localRelationThreshold
+        # (48 MB unless a session lowers it) the batch is a LocalRelation.
+        return jvm.PythonSQLUtils.toDataFrame(batches, columns.json, spark._jsparkSession)
+
+    return _recent_frame(spark, (columns.json, batch), plan)
 
 
-# Spark's frames of the latest VALUES queries, by session and text. A SHOW repeated over
-# objects that have not changed (a widget refreshing, a user looking again) and a status
-# ("Statement executed successfully.") are the same query again, and Spark's parse and
-# analysis of it is most of what it costs (~15 ms of SHOW TABLES over 50 tables). Frames
-# are immutable: each caller gets its own Python frame over the shared plan.
-_RECENT_FRAMES: OrderedDict[tuple[SparkSession, str], Any] = OrderedDict()
+@dataclass(frozen=True)
+class _Columns:
+    """A DDL schema as Spark's JSON and as Arrow fields, with which of them hold timestamps of a time zone."""
+
+    json: str
+    arrow: pa.Schema
+    zoned: frozenset[int]
+
+
+@functools.lru_cache(maxsize=128)
+def _columns(schema: str) -> _Columns:
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import DataType, StructType, TimestampType
+
+    struct = DataType.fromDDL(schema)
+    assert isinstance(struct, StructType)
+    # Spark reads a batch's strings with 32-bit offsets unless spark.sql.execution.arrow.useLargeVarTypes is set,
+    # which lakeclone leaves as Spark has it.
+    arrow = to_arrow_schema(struct, timezone="UTC")
+    zoned = frozenset(k for k, field in enumerate(struct.fields) if isinstance(field.dataType, TimestampType))
+    return _Columns(struct.json(), arrow, zoned)
+
+
+def _record_batch(columns: _Columns, data: Sequence[Sequence[Any]]) -> bytes:
+    """``data`` as one serialized Arrow record batch of ``columns``."""
+    import pyarrow as pa
+
+    arrays = []
+    for k, field in enumerate(columns.arrow):
+        values = [row[k] for row in data]
+        if k in columns.zoned:
+            values = [_aware(value) for value in values]
+        arrays.append(pa.array(values, type=field.type))
+    batch = pa.RecordBatch.from_arrays(arrays, schema=columns.arrow)
+    return bytes(batch.serialize().to_pybytes())
+
+
+def _aware(value: Any) -> Any:
+    """A naive datetime as the Python process's local time (Arrow would read it as UTC)."""
+    return value.astimezone() if isinstance(value, dt.datetime) and value.tzinfo is None else value
+
+
+# Spark's frames of the latest local results, by session and content (a VALUES query's text, or
+# a batch's columns and bytes). A SHOW repeated over objects that have not changed (a widget
+# refreshing, a user looking again) and a status ("Statement executed successfully.") are the
+# same result again, and a frame Spark has analysed and planned once collects in half the time
+# (~8 of SHOW TABLES' 18 ms over 50 tables). Frames are immutable: each caller gets its own
+# Python frame over the shared plan.
+_RECENT_FRAMES: OrderedDict[tuple[SparkSession, str, bytes], Any] = OrderedDict()
 _RECENT_FRAMES_KEPT = 32
 _RECENT_FRAMES_LOCK = threading.Lock()
 
 
-def _local_frame(spark: SparkSession, text: str) -> DataFrame:
-    """The frame of a VALUES query ``text``, analysed once while it is among the latest ones asked for."""
+def _recent_frame(spark: SparkSession, content: tuple[str, bytes], plan: Callable[[], Any]) -> DataFrame:
+    """The frame of ``content``, made by ``plan`` once while it is among the latest ones asked for."""
     from pyspark.sql import DataFrame
 
-    key = (spark, text)
+    key = (spark, *content)
     with _RECENT_FRAMES_LOCK:
-        plan = _RECENT_FRAMES.get(key)
-        if plan is not None:
+        made = _RECENT_FRAMES.get(key)
+        if made is not None:
             _RECENT_FRAMES.move_to_end(key)
-    if plan is None:
-        plan = spark.sql(text)._jdf
+    if made is None:
+        made = plan()
         with _RECENT_FRAMES_LOCK:
-            _RECENT_FRAMES[key] = plan
+            _RECENT_FRAMES[key] = made
             while len(_RECENT_FRAMES) > _RECENT_FRAMES_KEPT:
                 _RECENT_FRAMES.popitem(last=False)
-    return DataFrame(plan, spark)
-
-
-@functools.lru_cache(maxsize=128)
-def _fields(schema: str) -> tuple[tuple[str, str], ...]:
-    """Each column's name and Spark type (``map<string,string>``) in a DDL schema."""
-    from pyspark.sql.types import DataType, StructType
-
-    struct = DataType.fromDDL(schema)
-    assert isinstance(struct, StructType)
-    return tuple((field.name, field.dataType.simpleString()) for field in struct.fields)
-
-
-# Spark's string literals: a backslash escapes a quote and itself; a control character is
-# written in octal, as Spark reads it back (a SHOW lists many strings: sqlglot's
-# generator took 30 ms for SHOW TABLES' 50 rows).
-_STRING_ESCAPES = {ord("'"): "\\'", ord("\\"): "\\\\"} | {c: f"\\{c:03o}" for c in (*range(32), 127)}
-
-
-@functools.lru_cache(maxsize=128)
-def _quoted_fields(schema: str) -> tuple[tuple[str, str], ...]:
-    """Each column's name, quoted for Spark SQL, and Spark type in a DDL schema."""
-    return tuple((exp.to_identifier(name, quoted=True).sql(dialect="spark"), kind) for name, kind in _fields(schema))
-
-
-class _NoLiteral(Exception):
-    """A value of a type no SQL literal here spells."""
-
-
-def _literal(value: Any, kind: str) -> str:
-    """``value`` as a Spark SQL literal of ``kind``: cast to it unless it spells that type itself."""
-    text = _value(value)
-    return text if _own_kind(value) == kind else f"CAST({text} AS {kind})"
-
-
-def _own_kind(value: Any) -> str | None:
-    """The Spark type (as ``simpleString`` names it) of the literal :func:`_value` writes for ``value``."""
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "bigint" if abs(value) < 2**63 else None
-    kinds = {str: "string", float: "double", dt.datetime: "timestamp", dt.date: "date", bytes: "binary"}
-    return next((kind for python_type, kind in kinds.items() if isinstance(value, python_type)), None)
-
-
-def _value(value: Any) -> str:
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, int):
-        number = int.__repr__(value)  # an IntEnum's number, not its name
-        return f"CAST({number} AS DECIMAL(38, 0))" if abs(value) >= 2**63 else f"{number}L"
-    if isinstance(value, float) and math.isfinite(value):
-        return f"CAST('{value!r}' AS DOUBLE)"
-    if isinstance(value, decimal.Decimal) and value.is_finite():
-        return f"{value:f}BD"
-    if isinstance(value, str):
-        return "'" + str.__str__(value).translate(_STRING_ESCAPES) + "'"  # a str enum's value, not its name
-    if isinstance(value, dt.datetime):
-        # As createDataFrame reads it: a naive value is the Python process's local time.
-        return f"TIMESTAMP '{value.astimezone(dt.timezone.utc).isoformat()}'"
-    if isinstance(value, dt.date):
-        return f"DATE '{value.isoformat()}'"
-    if isinstance(value, (bytes, bytearray)):
-        return f"X'{bytes(value).hex()}'"
-    if isinstance(value, dict):
-        return "map(" + ", ".join(f"{_value(k)}, {_value(v)}" for k, v in value.items()) + ")"
-    if isinstance(value, (list, tuple)):
-        return "array(" + ", ".join(_value(v) for v in value) + ")"
-    raise _NoLiteral(type(value).__name__)
+    return DataFrame(made, spark)
