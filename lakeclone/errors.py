@@ -230,10 +230,10 @@ class StatementNotFoundError(TimeTravelError):
 
 
 class DataNotAvailableError(TimeTravelError):
-    """The files behind a point in time have been removed."""
+    """The files behind a point in time have been removed; ``why`` says by what, where that is known."""
 
-    def __init__(self) -> None:
-        super().__init__("Data is not available.")
+    def __init__(self, why: str = "") -> None:
+        super().__init__(f"Data is not available. {why}".strip())
 
 
 class ExecutionError(LakecloneError):

@@ -585,12 +585,13 @@ def test_migration_gives_existing_objects_to_accountadmin(lake: lakeclone.Lake) 
     db = sqlite3.connect(path)
     with db:
         # The catalog as it was before access control's migration and those after it
-        # (channels, policies, pending folders, query tags, stages, query history).
+        # (channels, policies, pending folders, query tags, stages, query history, vacuums).
         db.execute("DROP INDEX queries_started")
         for column in QUERY_HISTORY_COLUMNS:
             db.execute(f"ALTER TABLE queries DROP COLUMN {column}")
         db.execute("ALTER TABLE queries DROP COLUMN query_tag")
         for table in (
+            "vacuums",
             "loaded_files",
             "file_formats",
             "stages",
@@ -608,7 +609,7 @@ def test_migration_gives_existing_objects_to_accountadmin(lake: lakeclone.Lake) 
             "users",
         ):
             db.execute(f"DROP TABLE {table}")
-        db.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 7}")
+        db.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 8}")
     db.close()
     again = lakeclone.connect(lake.warehouse, spark=lake.spark, clock=lake.clock)
     owners = {(r.privilege, r.grantee_name) for r in again.sql("SHOW GRANTS ON TABLE old").collect()}

@@ -393,3 +393,24 @@ def test_a_deletion_vector_a_later_clone_reads_stays_until_that_clone_is_purged(
     assert not os.path.exists(vector)
     assert all(os.path.exists(f) for f in needed_files(source))
     assert_all_readable(lake)
+
+
+def test_time_travel_to_files_a_vacuum_removed_names_that_vacuum(
+    lake: lakeclone.Lake, clock: lakeclone.ManualClock, retention_check_off: None
+) -> None:
+    lake.sql("CREATE TABLE s (id INT); INSERT INTO s VALUES (1); DELETE FROM s")  # version 1's file goes at version 2
+    clock.advance(hours=1)
+    lake.sql("VACUUM s RETAIN 0 HOURS")
+    first = lake.last_query_id
+    lake.sql("INSERT INTO s VALUES (2); DELETE FROM s")  # versions 3 and 4
+    clock.advance(hours=1)
+    lake.sql("VACUUM s RETAIN 0 HOURS")
+    second = lake.last_query_id
+    for statement in ("SELECT * FROM s AT(VERSION => {v})", "CREATE TABLE c CLONE s AT(VERSION => {v})"):
+        for version, by in ((1, first), (3, second)):
+            with pytest.raises(lakeclone.LakecloneError) as error:
+                lake.sql(statement.format(v=version)).collect()
+            message = str(error.value)
+            assert message.startswith("Data is not available. The VACUUM of table S at "), message
+            assert f"(query {by}) removed files version {version} reads" in message
+    assert rows(lake, "SELECT * FROM s AT(VERSION => 4)") == []  # what the VACUUMs kept reads

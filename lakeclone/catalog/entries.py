@@ -206,6 +206,15 @@ class ConstraintEntry:
 
 
 @dataclass(frozen=True)
+class VacuumEntry:
+    """A VACUUM that removed a table's files: the statement, when it ran, and the oldest moment it kept files for."""
+
+    query_id: str
+    vacuumed_at: dt.datetime
+    horizon: dt.datetime
+
+
+@dataclass(frozen=True)
 class ClusteringEntry:
     """A table's clustering key (lsql expressions) and whether automatic clustering is on."""
 

@@ -458,6 +458,17 @@ ALTER TABLE queries ADD COLUMN error_message TEXT;
 CREATE INDEX queries_started ON queries(started_tick)
 """
 
+# Each VACUUM that removed files: time travel to a version it broke names it.
+VACUUMS = """
+CREATE TABLE vacuums (
+    table_id TEXT NOT NULL REFERENCES tables(id),
+    query_id TEXT NOT NULL,
+    vacuumed_at TEXT NOT NULL,
+    horizon TEXT NOT NULL
+);
+CREATE INDEX vacuums_of_table ON vacuums(table_id, vacuumed_at)
+"""
+
 Migration = Callable[[sqlite3.Connection], None]
 
 
@@ -483,6 +494,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _script(QUERY_TAGS),
     _script(STAGES),
     _script(QUERY_HISTORY),
+    _script(VACUUMS),
 )
 """Migration ``n`` (1-based) brings a catalog from user_version ``n - 1`` to ``n``."""
 

@@ -13,7 +13,7 @@ import sqlite3
 import uuid
 
 from lakeclone.catalog.db import CatalogConnection, optional_timestamp, parse_timestamp, timestamp_text
-from lakeclone.catalog.entries import CloneKind, DatabaseEntry, SchemaEntry, TableEntry, TableKind
+from lakeclone.catalog.entries import CloneKind, DatabaseEntry, SchemaEntry, TableEntry, TableKind, VacuumEntry
 
 DEFAULT_DATABASE = "LAKE"
 DEFAULT_SCHEMA = "PUBLIC"
@@ -255,12 +255,23 @@ class ObjectStore(CatalogConnection):
         row = self._db.execute("SELECT vacuumed_before FROM tables WHERE id = ?", (table.id,)).fetchone()
         return optional_timestamp(row["vacuumed_before"]) if row else None
 
-    def record_vacuum(self, table: TableEntry, horizon: dt.datetime) -> None:
-        """Remember a VACUUM's horizon (the latest such horizon is what counts)."""
+    def record_vacuum(self, table: TableEntry, vacuum: VacuumEntry) -> None:
+        """Remember a VACUUM and its horizon (the latest such horizon is what counts for time travel)."""
         self._db.execute(
             "UPDATE tables SET vacuumed_before = MAX(COALESCE(vacuumed_before, ''), ?) WHERE id = ?",
-            (timestamp_text(horizon), table.id),
+            (timestamp_text(vacuum.horizon), table.id),
         )
+        self._db.execute(
+            "INSERT INTO vacuums (table_id, query_id, vacuumed_at, horizon) VALUES (?, ?, ?, ?)",
+            (table.id, vacuum.query_id, timestamp_text(vacuum.vacuumed_at), timestamp_text(vacuum.horizon)),
+        )
+
+    def vacuums(self, table: TableEntry) -> list[VacuumEntry]:
+        """The VACUUMs that removed ``table``'s files, oldest first (a warehouse before lakeclone recorded them has none)."""
+        rows = self._db.execute(
+            "SELECT query_id, vacuumed_at, horizon FROM vacuums WHERE table_id = ? ORDER BY vacuumed_at", (table.id,)
+        )
+        return [VacuumEntry(r["query_id"], parse_timestamp(r["vacuumed_at"]), parse_timestamp(r["horizon"])) for r in rows]
 
     def mark_purged(self, table: TableEntry, now: dt.datetime) -> None:
         self._db.execute("UPDATE tables SET purged_at = ? WHERE id = ?", (timestamp_text(now), table.id))

@@ -125,6 +125,8 @@ def _version(execution: Execution, source: TableEntry, point: timetravel.Point |
     if point is not None and point.kind is PointKind.VERSION:
         try:
             return tables.version(source, point)
+        except DataNotAvailableError:
+            raise
         except TimeTravelError as error:
             if "Cannot time travel" in str(error):
                 raise
@@ -136,6 +138,8 @@ def _version(execution: Execution, source: TableEntry, point: timetravel.Point |
     if point is not None and point.kind is PointKind.STATEMENT:
         try:
             return tables.version(source, point)
+        except DataNotAvailableError:
+            raise
         except TimeTravelError:
             raise DataNotAvailableError() from None
     return _version_at_moment(execution, source, moment, before=before)

@@ -231,10 +231,18 @@ class Tables:
             )
 
     def check_available(self, entry: TableEntry, history: list[Commit], version: int) -> None:
-        """Raise DataNotAvailableError when a VACUUM removed files ``version`` reads."""
+        """Raise DataNotAvailableError, naming the VACUUM, when one removed files ``version`` reads."""
         vacuumed = self.catalog.vacuumed_before(entry)
-        if vacuumed is not None and not timetravel.readable(history, version, vacuumed):
-            raise DataNotAvailableError()
+        if vacuumed is None or timetravel.readable(history, version, vacuumed):
+            return
+        culprit = next((v for v in self.catalog.vacuums(entry) if not timetravel.readable(history, version, v.horizon)), None)
+        if culprit is None:  # VACUUMed before lakeclone recorded each one
+            raise DataNotAvailableError(f"A VACUUM of table {entry.name} removed files version {version} reads.")
+        raise DataNotAvailableError(
+            f"The VACUUM of table {entry.name} at {culprit.vacuumed_at:%Y-%m-%d %H:%M:%S} UTC (query {culprit.query_id}) "
+            f"removed files version {version} reads: it kept those of versions current since "
+            f"{culprit.horizon:%Y-%m-%d %H:%M:%S} UTC."
+        )
 
     def statement_mark(self, value: exp.Expression) -> StatementMark:
         query_id = value.name

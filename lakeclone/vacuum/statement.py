@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING
 
+from lakeclone.catalog.entries import VacuumEntry
 from lakeclone.dialect import expressions as lx
 from lakeclone.engine import needs, registry, results, session_parameters
 from lakeclone.errors import ExecutionError
@@ -55,6 +56,6 @@ def vacuum(execution: Execution) -> DataFrame:
         return results.rows(execution.spark, DRY_RUN_SCHEMA, rows)
     # Durable before a file goes: time travel must refuse the versions VACUUM is about to break.
     with execution.work.durable():
-        execution.catalog.record_vacuum(entry, horizon)
+        execution.catalog.record_vacuum(entry, VacuumEntry(execution.query_id, now, horizon))
     files, size = planner.execute(execution.storage, plan)
     return results.counts(execution.spark, [("number of files deleted", files), ("number of bytes deleted", size)])
