@@ -43,6 +43,7 @@ __all__ = [
     "StatementNotFoundError",
     "StatementPosition",
     "StreamBusyError",
+    "TableFilesMissingError",
     "TimeTravelError",
     "UnsupportedStatementError",
     "WidgetError",
@@ -238,6 +239,17 @@ class DataNotAvailableError(TimeTravelError):
 
 class ExecutionError(LakecloneError):
     """A statement failed while running: a bad cast, a division by zero, a duplicate merge match."""
+
+
+class TableFilesMissingError(ExecutionError):
+    """A table's Delta log is gone from its folder: its files were deleted outside lakeclone."""
+
+    def __init__(self, name: str | None, location: str) -> None:
+        table = f"Table {name}" if name else "The table"
+        super().__init__(
+            f"{table} has no files: its Delta log is gone from {location} (deleted outside lakeclone). "
+            "DROP TABLE removes it from the catalog."
+        )
 
 
 class ConcurrentWriteError(LakecloneError):

@@ -386,3 +386,32 @@ def test_a_privilege_error_names_who_was_denied_once_whatever_the_object_is_call
     error.ran_as("BOB", "ANALYST")
     error.ran_as("BOB", "ANALYST")  # raised through a nested call: named once
     assert str(error).endswith("Insufficient privileges to operate on table 'sales as user ana' as user BOB, role ANALYST")
+
+
+def test_a_table_whose_files_were_deleted_outside_lakeclone_says_so_in_one_line(lake: lakeclone.Lake) -> None:
+    import shutil
+
+    from lake_helpers import location
+
+    lake.sql("CREATE TABLE t (id INT) CHANGE_TRACKING = TRUE; INSERT INTO t VALUES (1); CREATE STREAM s ON TABLE t")
+    lake.sql("INSERT INTO t VALUES (2); CREATE TABLE other (id INT)")
+    folder = location(lake, "t")
+    shutil.rmtree(folder)  # as a user cleaning up by hand would
+    gone = f"Table LAKE.PUBLIC.T has no files: its Delta log is gone from file:{folder} (deleted outside lakeclone)."
+    for statement in (
+        "SELECT * FROM t",
+        "SELECT * FROM s",
+        "SELECT * FROM t AT(VERSION => 1)",
+        "SELECT * FROM t CHANGES(INFORMATION => DEFAULT) AT(VERSION => 1)",
+        "DESCRIBE TABLE t",
+        "INSERT INTO t VALUES (3)",
+        "CREATE TABLE c CLONE t",
+    ):
+        error = failure(lake, statement)
+        assert type(error).__name__ == "TableFilesMissingError" and str(error).startswith(gone), (statement, str(error))
+        assert "\n" not in str(error)
+    # The rest of the warehouse works, a new session lists the table as empty, and DROP removes it.
+    again = lakeclone.connect(lake.warehouse, spark=lake.spark, clock=lake.clock)
+    assert {(r.name, r.rows) for r in again.sql("SHOW TABLES").collect()} == {("T", 0), ("OTHER", 0)}
+    lake.sql("DROP TABLE t")
+    assert [r.name for r in lake.sql("SHOW TABLES").collect()] == ["OTHER"]

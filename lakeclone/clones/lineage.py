@@ -102,8 +102,8 @@ def _node(delta: Delta, table: TableEntry) -> LineageNode:
     owned = shared = owned_bytes = shared_bytes = 0
     version = None
     if table.purged_at is None and log.exists():
-        version = log.version()
-        for file in log.files(version):
+        version = log.version()  # -1 when the log went since Delta last read it (deleted outside lakeclone)
+        for file in log.files(version) if version >= 0 else ():
             if is_within(file.uri, table.location):
                 owned, owned_bytes = owned + 1, owned_bytes + file.size
             else:

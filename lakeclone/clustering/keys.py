@@ -87,7 +87,7 @@ class ClusteringKey:
 
     def store(self, catalog: Catalog, entry: TableEntry) -> None:
         if self.keys is not None:
-            columns = self.execution.delta.table(entry.location).schema().fieldNames()
+            columns = self.execution.tables.log(entry).schema().fieldNames()
             catalog.set_clustering(entry.id, check_key(self.keys, columns), automatic=True)
 
 
@@ -96,7 +96,7 @@ def read_key(execution: Execution, name: QualifiedName, create: exp.Create, elem
 
 
 def _table_columns(execution: Execution, entry: TableEntry) -> list[str]:
-    return execution.delta.table(entry.location).schema().fieldNames()
+    return execution.tables.log(entry).schema().fieldNames()
 
 
 def _entry_or_none(execution: Execution) -> TableEntry | None:

@@ -72,7 +72,7 @@ def after_dml(execution: Execution, entry: TableEntry) -> None:
     clustering = execution.catalog.clustering(entry.id)
     if clustering is None or not clustering.automatic:
         return
-    files = execution.delta.table(entry.location).files()
+    files = execution.tables.log(entry).files()
     if sum(1 for f in files if f.size < AUTO_SMALL_FILE) <= AUTO_MIN_SMALL_FILES:
         return
     from lakeclone.spark_errors import spark_errors

@@ -183,7 +183,7 @@ def _foreign_key(
         if ref_entry is None:
             raise ObjectNotFoundError(str(ref_name))
         ref_keys = [(c.kind, c.columns) for c in execution.catalog.constraints(ref_entry.id) if c.kind != FOREIGN_KEY]
-        ref_columns = execution.delta.table(ref_entry.location).schema().fieldNames()
+        ref_columns = execution.tables.log(ref_entry).schema().fieldNames()
     if not ref_names:
         primary = [columns for kind, columns in ref_keys if kind == PRIMARY_KEY]
         if not primary:

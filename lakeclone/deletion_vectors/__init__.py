@@ -39,7 +39,7 @@ def on_parameter(execution: Execution, kind: ObjectKind, object_id: str, value: 
     if entry is None:
         return
     wanted = "true" if value == "true" else "false"
-    configuration = execution.delta.table(entry.location).configuration()
+    configuration = execution.tables.log(entry).configuration()
     if configuration.get(DELTA_PROPERTY, "false") == wanted:
         return
     with execution.work.delta(target=entry.location):

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakeclone.delta.commits import Commit
 from lakeclone.delta.jvm import Jvm
+from lakeclone.errors import TableFilesMissingError
 from lakeclone.storage import Storage, join, qualified_form, resolve_log_path
 
 if TYPE_CHECKING:
@@ -106,9 +107,9 @@ class Delta:
         self._counted: dict[str, TableCounts] = {}
         self._storage = Storage(spark)
 
-    def table(self, location: str) -> TableLog:
-        """The log of the table at ``location`` (a qualified URI)."""
-        return TableLog(self, location)
+    def table(self, location: str, name: str | None = None) -> TableLog:
+        """The log of the table at ``location`` (a qualified URI), which errors call ``name`` where given."""
+        return TableLog(self, location, name)
 
     def latest_counts(self, locations: Sequence[str]) -> dict[str, TableCounts]:
         """Each table's rows and bytes at its latest version, by location.
@@ -117,7 +118,10 @@ class Delta:
         if its next version's commit file exists, and whether any has is one
         question to storage for all of them (SHOW TABLES lists many tables,
         and asking Delta for each one's latest version takes a log listing and
-        a few JVM round trips apiece).
+        a few JVM round trips apiece). Asking also whether each counted
+        version's commit file is still there would notice a table whose files
+        were deleted outside lakeclone, but doubles the cost; a session that
+        had not counted it yet counts it as empty.
         """
         known = {location: self._counted[location] for location in locations if location in self._counted}
         next_commits = {commit_file(location, counts.version + 1): location for location, counts in known.items()}
@@ -153,9 +157,10 @@ def _present(add: Mapping[str, Any]) -> dict[str, Any]:
 class TableLog:
     """The log of one Delta table."""
 
-    def __init__(self, delta: Delta, location: str) -> None:
+    def __init__(self, delta: Delta, location: str, name: str | None = None) -> None:
         self.delta = delta
         self.location = location.rstrip("/")
+        self.name = name
         self._jvm = delta.jvm
 
     @property
@@ -169,7 +174,21 @@ class TableLog:
         return self._log().update(False, self._jvm.none(), self._jvm.none())
 
     def _at(self, version: int) -> Any:
-        return self._log().getSnapshotAt(version, self._jvm.none(), self._jvm.none(), False)
+        try:
+            return self._log().getSnapshotAt(version, self._jvm.none(), self._jvm.none(), False)
+        except Exception:
+            if not self.exists():
+                raise TableFilesMissingError(self.name, self.location) from None
+            raise
+
+    def _table_at(self, version: int | None) -> Any:
+        """Delta's snapshot of ``version`` (the latest when None) of a table that must be there."""
+        if version is not None and version >= 0:
+            return self._at(version)
+        snap = self._latest() if version is None else None
+        if snap is None or int(snap.version()) < 0:  # a version before the first stands for a table with none
+            raise TableFilesMissingError(self.name, self.location)
+        return snap
 
     def snapshot_object(self, version: int | None = None) -> Any:
         """Delta's own ``Snapshot`` of ``version`` (the latest when None), for calls that take one."""
@@ -193,7 +212,7 @@ class TableLog:
 
     def snapshot(self, version: int | None = None) -> Snapshot:
         """The table at ``version`` (the latest when None)."""
-        snap = self._latest() if version is None else self._at(version)
+        snap = self._table_at(version)
         metadata = json.loads(str(snap.metadata().json()))["metaData"]
         protocol = json.loads(str(snap.protocol().json()))["protocol"]
         features = sorted(set(protocol.get("readerFeatures") or []) | set(protocol.get("writerFeatures") or []))
@@ -232,6 +251,8 @@ class TableLog:
         """
         snap = self._latest()
         version = int(snap.version())
+        if version < 0:  # no table at the location (its files were deleted)
+            return TableCounts(version, 0, 0)
         checksum = self._checksum(snap)
         rows = _listed_rows(checksum["allFiles"]) if checksum is not None and checksum.get("allFiles") is not None else None
         if checksum is not None and rows is not None:
@@ -297,7 +318,7 @@ class TableLog:
 
     def metadata_action(self, version: int | None = None) -> dict[str, Any]:
         """The ``metaData`` action of ``version`` (the latest when None), as Delta's JSON form of it."""
-        snap = self._latest() if version is None else self._at(version)
+        snap = self._table_at(version)
         return dict(json.loads(str(snap.metadata().json()))["metaData"])
 
     def new_table_actions(self, version: int) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -316,7 +337,7 @@ class TableLog:
         Read from the version's checksum where it lists them (no Spark job),
         else from Delta's reconstruction of the version's state.
         """
-        snap = self._latest() if version is None else self._at(version)
+        snap = self._table_at(version)
         listed = self._listed(snap)
         if listed is not None:
             return listed
@@ -351,7 +372,7 @@ class TableLog:
 
     def history(self) -> list[Commit]:
         """Every commit, oldest first. Commits never change, so only new ones are read again."""
-        snap = self._latest()
+        snap = self._table_at(None)
         latest = int(snap.version())
         table_id = str(snap.metadata().id())
         cached = self.delta._histories.get(self.location)

@@ -284,7 +284,7 @@ def describe(execution: Execution) -> DataFrame:
 def _describe_table(execution: Execution) -> DataFrame:
     expression = execution.expression
     entry = execution.tables.entry(expression.this)
-    schema = execution.delta.table(entry.location).schema()
+    schema = execution.tables.log(entry).schema()
     attributes: dict[str, dict[str, str | None]] = {}
     for supplier in registry.COLUMN_ATTRIBUTES:
         for column, values in supplier(execution.catalog, entry.id).items():
@@ -361,7 +361,7 @@ def history(execution: Execution) -> DataFrame:
 def detail(execution: Execution) -> DataFrame:
     """DESCRIBE DETAIL t: Delta's one-row summary of the current version."""
     entry = execution.tables.entry(execution.expression.this)
-    log = execution.delta.table(entry.location)
+    log = execution.tables.log(entry)
     snapshot = log.snapshot()
     last = log.history()[-1]
     data = [

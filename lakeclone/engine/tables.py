@@ -14,7 +14,13 @@ from lakeclone import timetravel
 from lakeclone.catalog.entries import HiddenOutcome, TableLock
 from lakeclone.catalog.names import QualifiedName, table_name
 from lakeclone.catalog.parameters import RETENTION
-from lakeclone.errors import DataNotAvailableError, ObjectNotFoundError, SqlCompilationError, StatementNotFoundError
+from lakeclone.errors import (
+    DataNotAvailableError,
+    ObjectNotFoundError,
+    SqlCompilationError,
+    StatementNotFoundError,
+    TableFilesMissingError,
+)
 from lakeclone.timetravel import Point, PointKind, StatementMark
 
 if TYPE_CHECKING:
@@ -132,7 +138,7 @@ class Tables:
         return entry
 
     def log(self, entry: TableEntry) -> TableLog:
-        return self.delta.table(entry.location)
+        return self.delta.table(entry.location, entry.qualified)
 
     def history(self, entry: TableEntry) -> list[Commit]:
         return self.log(entry).history()
@@ -163,6 +169,8 @@ class Tables:
                 assert lock.base_version is not None
                 return lock.base_version
             version = self.log(entry).version()
+            if version < 0:
+                raise TableFilesMissingError(entry.qualified, entry.location)
             if lock is not None or self.catalog.lock_epoch(entry.id) == epoch:
                 return version
 

@@ -334,7 +334,7 @@ def _columns_of(execution: Execution, securable: Securable) -> list[tuple[str, s
     if securable.kind == "TABLE":
         entry = catalog.table_by_id(securable.id)
         assert entry is not None
-        schema = execution.delta.table(entry.location).schema()
+        schema = execution.tables.log(entry).schema()
     else:
         from lakeclone.engine.compiler import spark_sql
 

@@ -40,7 +40,7 @@ def start(execution: Execution, entry: TableEntry) -> int:
     interval = current(execution.catalog, entry.id)
     if interval is not None:
         return interval.since_version
-    log = execution.delta.table(entry.location)
+    log = execution.tables.log(entry)
     configuration = log.configuration()
     properties = {key: "true" for key in (CHANGE_DATA_FEED, ROW_TRACKING) if configuration.get(key) != "true"}
     if properties:
@@ -68,7 +68,7 @@ def stop(execution: Execution, entry: TableEntry) -> None:
 
 def _own_commit(execution: Execution, entry: TableEntry) -> int:
     """The version of the commit this statement just made to ``entry``."""
-    history = execution.delta.table(entry.location).history()
+    history = execution.tables.log(entry).history()
     return max(c.version for c in history if c.query_id == execution.query_id)
 
 
