@@ -53,6 +53,8 @@ if os.path.dirname(os.path.abspath(__file__)) not in sys.path:  # run as a scrip
 from _timing import environment, format_table, interleave, print_closing, ratio, seconds, write_json
 from bench_foundation import _folder, log
 
+from lakeclone.delta.log import Delta
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -190,14 +192,15 @@ def streamed_throughput(client: Any, args: argparse.Namespace) -> dict[str, Any]
     samples, commits = [], []
     for run in range(args.repeat):
         before = channel.get_channel_status().rows_inserted_count
-        versions = int(client.executor.delta.table(channel.table.location).version())
+        table_log = Delta(client.lake.spark).table(channel.table.location)
+        versions = table_log.version()
         started = time.perf_counter()
         for index, batch in enumerate(batches):
             channel.append_rows(batch, offset_token=f"{run}:{index}")
         if not channel.wait_for_commit(f"{run}:{len(batches) - 1}", timeout_seconds=600):
             raise RuntimeError("the streamed rows were not committed within 10 minutes")
         samples.append(time.perf_counter() - started)
-        commits.append(int(client.executor.delta.table(channel.table.location).version()) - versions)
+        commits.append(table_log.version() - versions)
         if channel.get_channel_status().rows_inserted_count - before != rows:
             raise RuntimeError(f"streamed run {run} did not commit each of its {rows} rows once")
     sustained = _sustained(channel, batches, args)

@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
 from lakeclone.clock import Clock, system_clock
-from lakeclone.errors import public
+from lakeclone.errors import LakecloneError, public
 
 if TYPE_CHECKING:
     import datetime as dt
 
     from pyspark.sql import DataFrame, SparkSession
+    from sqlglot import exp
 
     from lakeclone.channels import StreamingClient
     from lakeclone.clones.lineage import Lineage
@@ -177,6 +178,7 @@ class Lake:
         storage = Storage(spark)
         self.location = storage.qualify(location)
         storage.mkdirs(self.location)
+        self._closed = False
         self._executor: Executor = Executor(self)
 
     @property
@@ -214,7 +216,38 @@ class Lake:
             LakecloneError: on any failure. A failed statement changes nothing;
                 earlier statements of the same text stay done.
         """
+        self._require_open()
         return self._executor.run(text)
+
+    @public
+    def run_statement(self, statement: exp.Expression, *, label: str) -> DataFrame:
+        """Run a statement a feature's Python API states as an expression, not as SQL text.
+
+        The statement's kind is registered by its feature as SQL statements'
+        are: it is checked against this Lake's role for what it needs and run
+        as one unit of work, with a query id in the query history. A streaming
+        client's channel flushes run this way.
+
+        Args:
+            statement: an expression of a registered statement kind.
+            label: what the query history records as the statement's text.
+
+        Raises:
+            LakecloneError: on any failure, as :meth:`sql` raises; an
+                unregistered kind is UnsupportedStatementError.
+        """
+        self._require_open()
+        return self._executor.run_statement(statement, label)
+
+    def close(self) -> None:
+        """End this Lake's session: other sessions see it gone, and its statements fail from now on."""
+        if not self._closed:
+            self._closed = True
+            self._executor.session.release()
+
+    def _require_open(self) -> None:
+        if self._closed:
+            raise LakecloneError("This Lake's session is closed: connect again.")
 
     @public
     def lineage(self, name: str) -> Lineage:

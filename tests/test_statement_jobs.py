@@ -265,8 +265,12 @@ def test_show_results_are_built_on_the_driver_from_an_arrow_batch(spark: SparkSe
     assert again._jdf.equals(first._jdf) and again.collect() == local[0]
     # A value Arrow cannot hold in its column's type (a decimal of more places) is left to createDataFrame.
     finer = [(decimal.Decimal("1.125"),)]
-    assert results.rows(spark, "dec DECIMAL(10,3)", finer).collect() == spark.createDataFrame(finer, "dec DECIMAL(10,3)").collect()
-    assert results.rows(spark, "dec DECIMAL(10,2)", finer).collect() == spark.createDataFrame(finer, "dec DECIMAL(10,2)").collect()
+    assert (
+        results.rows(spark, "dec DECIMAL(10,3)", finer).collect() == spark.createDataFrame(finer, "dec DECIMAL(10,3)").collect()
+    )
+    assert (
+        results.rows(spark, "dec DECIMAL(10,2)", finer).collect() == spark.createDataFrame(finer, "dec DECIMAL(10,2)").collect()
+    )
 
 
 def _state_jobs(spark: SparkSession, jobs: list[int]) -> list[int]:

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
@@ -27,8 +27,20 @@ from lakeclone.catalog.store import Catalog
 from lakeclone.channels import log as channel_log
 from lakeclone.channels.compaction import ENABLED_CONF, CompactionPolicy
 from lakeclone.channels.convert import RowConverter, UnsupportedColumnType, staging_schema
+from lakeclone.channels.work import (
+    ChannelErrors,
+    CompactChannelTable,
+    FlushChannel,
+    OpenChannel,
+    Opening,
+    RecordChannelErrors,
+    register,
+    table_of,
+)
 from lakeclone.clustering.optimize import optimize_table
 from lakeclone.delta import transaction
+from lakeclone.delta.log import Delta
+from lakeclone.dialect import table_reference
 from lakeclone.engine import results
 from lakeclone.errors import (
     ChannelInsertError,
@@ -47,7 +59,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from lakeclone.catalog.entries import ChannelEntry, TableEntry
-    from lakeclone.engine.executor import Execution, Executor
+    from lakeclone.engine.executor import Execution
     from lakeclone.lake import Lake
 
 LOG = logging.getLogger(__name__)
@@ -141,12 +153,6 @@ def clock_reading(lake: Lake) -> dt.datetime:
     return peek() if callable(peek) else lake.now()
 
 
-class _ChannelWork(exp.Expression):
-    """A channel's open or flush, run as a unit of work: no SQL text states it."""
-
-    arg_types: ClassVar[dict[str, bool]] = {}
-
-
 class StreamingClient:
     """A client of one Lake that opens channels; a context manager that closes them all.
 
@@ -179,12 +185,15 @@ class StreamingClient:
         # driver and ship those inside the write's task, several times slower than the task reading the batches.
         spark.conf.set("spark.sql.execution.arrow.localRelationThreshold", "0")
         # The client acts as the Lake's user in its current role: its channels need that role's privileges.
-        context = lake._executor.context
         self._session = LakeType(
-            lake.warehouse, lake.location, spark, lake.clock, progress=False, user=context.user, role=context.role
+            lake.warehouse, lake.location, spark, lake.clock, progress=False, user=lake.current_user, role=lake.current_role
         )
         self._session.lock_timeout = lake.lock_timeout
+        # The client's statements run one at a time in its session: a flush, an open, a compaction.
         self._work_lock = threading.RLock()
+        # Delta's logs as the client's session reads them, for what needs no statement (a channel's token, a table's files).
+        self._delta = Delta(spark)
+        # Reads of channels' state (their status) that must not wait for a flush: a catalog connection of their own.
         self._reader = Catalog(lake.catalog_path)
         self._reader_lock = threading.Lock()
         self._channels: list[Channel] = []
@@ -199,11 +208,12 @@ class StreamingClient:
         self._flusher.start()
         self._closed = False
 
-    @property
-    def executor(self) -> Executor:
-        # Commits wait for other sessions' transactions as long as the Lake's statements do.
-        self._session.lock_timeout = self.lake.lock_timeout
-        return self._session._executor
+    def _run(self, statement: exp.Expression, label: str) -> DataFrame:
+        """Run one of the client's statements in its session, under its work lock."""
+        with self._work_lock:
+            # Commits wait for other sessions' transactions as long as the Lake's statements do.
+            self._session.lock_timeout = self.lake.lock_timeout
+            return self._session.run_statement(statement, label=label)
 
     def open_channel(
         self,
@@ -230,23 +240,20 @@ class StreamingClient:
             raise InvalidParameterError("A channel needs a name.")
         policy = OnError(on_error.upper() if isinstance(on_error, str) else on_error)
         lag = parse_lag(max_client_lag)
-        with self._work_lock:
-            # An unqualified name means what it means in the Lake's SQL now: its current database and schema.
-            context = self.executor.context
-            context.database, context.schema = self.lake.current_database, self.lake.current_schema
-            # Snowpipe Streaming's rule: OWNERSHIP or INSERT on the table, USAGE on its schema and database.
-            table_entry = self.executor.resolve(table, privilege="INSERT")
-            log = self.executor.delta.table(table_entry.location)
-            schema = log.schema()
-            converter = _converter_for(self.executor.catalog, table_entry, schema)
-            opened: dict[str, Any] = {}
-
-            def handler(execution: Execution) -> DataFrame:
-                opened.update(_open(execution, table_entry, channel_name, self.name))
-                return results.status(execution.spark, f"Channel {channel_name} opened.")
-
-            self.executor.run_work(_ChannelWork(), f"-- open channel {channel_name} on {table_entry.qualified}", handler)
-        channel = Channel(self, table_entry, schema, converter, opened["entry"], opened["version"], opened["token"], policy, lag)
+        # An unqualified name means what it means in the Lake's SQL now: its current database and schema.
+        reference = table_reference(table)
+        if not reference.args.get("db") and self.lake.current_schema:
+            reference.set("db", exp.to_identifier(self.lake.current_schema, quoted=True))
+        if not reference.args.get("catalog") and self.lake.current_database:
+            reference.set("catalog", exp.to_identifier(self.lake.current_database, quoted=True))
+        opening = Opening(channel_name, self.name)
+        self._run(OpenChannel(this=reference, work=opening), f"-- open channel {channel_name} on {reference.sql()}")
+        # What the statement opened: it ran, or it raised.
+        assert opening.table is not None and opening.schema is not None
+        assert opening.converter is not None and opening.entry is not None
+        channel = Channel(
+            self, opening.table, opening.schema, opening.converter, opening.entry, opening.version, opening.token, policy, lag
+        )
         self._channels = [c for c in self._channels if c.is_valid and not c.is_closed] + [channel]
         return channel, channel.get_channel_status()
 
@@ -264,7 +271,7 @@ class StreamingClient:
         self._flusher.join(timeout=60)
         self._closed = True
         self._reader.close()
-        self.executor.session.release()
+        self._session.close()
         if failure is not None:
             raise failure
 
@@ -329,28 +336,23 @@ class StreamingClient:
             if table.id not in waiting or self._stop.is_set():
                 continue
             try:
-                self.executor.delta.table(table.location).compute_state()
+                self._delta.table(table.location).compute_state()
             except Exception as error:  # only a head start: the next commit computes the state and reports failures
                 LOG.debug("computing the state of %s ahead of its next commit failed: %s", table.qualified, error)
 
     def _policy(self, table: TableEntry) -> CompactionPolicy:
         """The table's compaction settings: its Delta properties, under the Lake's Spark session's settings."""
-        configuration = self.executor.delta.table(table.location).configuration()
+        configuration = self._delta.table(table.location).configuration()
         return CompactionPolicy.read(self.lake.spark, configuration)
 
     def _compact_if_due(self, table: TableEntry) -> bool:
         """Compact ``table`` if its small files say so (see CompactionPolicy); whether it did."""
         with self._work_lock:
             policy = self._policy(table)
-            if not policy.due(f.size for f in self.executor.delta.table(table.location).files()):
+            if not policy.due(f.size for f in self._delta.table(table.location).files()):
                 return False
-
-            def handler(execution: Execution) -> DataFrame:
-                if execution.catalog.live_table_at(table.location) is None:
-                    raise ChannelInvalidError(f"Table {table.qualified} was dropped.")
-                return optimize_table(execution, table, auto=True)
-
-            self.executor.run_work(_ChannelWork(), f"-- compact {table.qualified}: its channels' small files", handler)
+            label = f"-- compact {table.qualified}: its channels' small files"
+            self._run(CompactChannelTable(this=table_of(table), work=table), label)
             self.compactions += 1
             self.last_compaction_error = None
             return True
@@ -397,8 +399,41 @@ def expire(catalog: Catalog, entry: ChannelEntry, now: dt.datetime) -> ChannelEn
     return fresh
 
 
-def _open(execution: Execution, table: TableEntry, name: str, client: str) -> dict[str, Any]:
-    """Take the channel over and fence it: one commit that moves its txn version, so no older handle's flush can land."""
+@register(OpenChannel, "INSERT")
+def _run_open(execution: Execution) -> DataFrame:
+    """Open a channel of the table the statement names, for a client (see :class:`~lakeclone.channels.work.Opening`)."""
+    opening: Opening = execution.expression.args["work"]
+    table = execution.tables.entry(execution.expression.this)
+    schema = execution.tables.log(table).schema()
+    opening.converter = _converter_for(execution.catalog, table, schema)
+    opening.entry, opening.version, opening.token = _open(execution, table, opening.channel, opening.client)
+    opening.table, opening.schema = table, schema
+    return results.status(execution.spark, f"Channel {opening.channel} opened.")
+
+
+@register(CompactChannelTable, "OPTIMIZE")
+def _run_compaction(execution: Execution) -> DataFrame:
+    """Compact the small files channels wrote to a table, as Delta's auto compaction would."""
+    table: TableEntry = execution.expression.args["work"]
+    if execution.catalog.live_table_at(table.location) is None:
+        raise ChannelInvalidError(f"Table {table.qualified} was dropped.")
+    return optimize_table(execution, table, auto=True)
+
+
+@register(RecordChannelErrors, "INSERT")
+def _run_record_errors(execution: Execution) -> DataFrame:
+    """Record rows a channel rejected, or its background flush's failure, where SHOW CHANNELS reads them."""
+    errors: ChannelErrors = execution.expression.args["work"]
+    with execution.work.records():
+        execution.catalog.record_channel_errors(errors.channel_id, errors.rows, errors.message)
+    return results.status(execution.spark, "Statement executed successfully.")
+
+
+def _open(execution: Execution, table: TableEntry, name: str, client: str) -> tuple[ChannelEntry, int, str | None]:
+    """Take the channel over and fence it: one commit that moves its txn version, so no older handle's flush can land.
+
+    Returns the channel, the txn version of the fence and the token it carried over.
+    """
     catalog = execution.catalog
     # Durable before the fencing commit: the commit carries the new handle's generation.
     with execution.work.durable():
@@ -414,7 +449,7 @@ def _open(execution: Execution, table: TableEntry, name: str, client: str) -> di
             if _write(execution, table, entry, current + 1, token, None, opened=True):
                 with execution.work.records():
                     catalog.cache_channel_token(entry.id, entry.app_id, current + 1, token)
-                return {"entry": entry, "version": current + 1, "token": token}
+                return entry, current + 1, token
         except ConcurrentWriteError:
             pass  # an older handle's flush won the race: read what it committed and fence again
     raise ChannelInvalidError(f"Channel {name} could not be opened: other handles kept committing to it.")
@@ -449,6 +484,38 @@ def _write(
                 f"Channel {entry.name} is invalid: table {table.qualified} no longer has column(s) {columns} "
                 "as the channel opened them; reopen it."
             ) from None
+
+
+@dataclass(frozen=True)
+class _Flush:
+    """A channel's flush: what it buffered, and the txn version its commit takes."""
+
+    channel: Channel
+    buffer: _Buffer
+    version: int
+
+
+@register(FlushChannel, "INSERT")
+def _run_flush(execution: Execution) -> DataFrame:
+    """Commit a channel's buffered rows with its token, unless another handle took the channel over or its table went."""
+    flush: _Flush = execution.expression.args["work"]
+    channel, buffer, version = flush.channel, flush.buffer, flush.version
+    entry, table, catalog = channel._entry, channel.table, execution.catalog
+    current = catalog.channel_by_id(entry.id)
+    if current is None or (current.generation, current.app_id) != (entry.generation, entry.app_id):
+        raise ChannelInvalidError(f"Channel {channel.name} was reopened by another handle.")
+    if catalog.live_table_at(table.location) is None:
+        raise ChannelInvalidError(f"The table of channel {channel.name} was dropped.")
+    frame = _frame(execution.spark, channel._schema, buffer.tables)
+    try:
+        landed = _write(execution, table, entry, version, buffer.token, frame)
+    except ConcurrentWriteError:
+        landed = False
+    if not landed:
+        raise ChannelInvalidError(f"Channel {channel.name} was reopened by another handle.")
+    with execution.work.records():
+        catalog.record_channel_commit(entry.id, entry.app_id, version, buffer.token, buffer.rows, execution.now())
+    return results.counts(execution.spark, [("number of rows inserted", buffer.rows)])
 
 
 @dataclass
@@ -563,8 +630,7 @@ class Channel:
         response = InsertValidationResponse(errors, keep)
         if errors:
             self._last_error = str(errors[-1])
-            with self.client._reader_lock, self.client._reader.transaction():
-                self.client._reader.record_channel_errors(self._entry.id, response.error_row_count, self._last_error)
+            self._record_errors(response.error_row_count)
         now = clock_reading(self.client.lake)
         with self._buffer_lock:
             buffer = self._buffer
@@ -603,8 +669,10 @@ class Channel:
             # A background flush has no caller to raise to: its failure is the channel's last error,
             # in the catalog, where SHOW CHANNELS and the channel monitor of any process read it.
             self._last_error = str(error)
-            with self.client._reader_lock, self.client._reader.transaction():
-                self.client._reader.record_channel_errors(self._entry.id, 0, self._last_error)
+            try:
+                self._record_errors(0)
+            except LakecloneError as failure:  # the flusher keeps going; the handle's status has the error
+                LOG.warning("could not record channel %s's failed flush: %s", self.name, failure)
 
     def _flush(self) -> None:
         with self.client._work_lock:
@@ -630,41 +698,29 @@ class Channel:
                     )
                 raise
 
+    def _record_errors(self, rows: int) -> None:
+        """Record ``rows`` rejected rows (none for a failed flush) and the last error, as a statement of the client."""
+        assert self._last_error is not None
+        errors = ChannelErrors(self._entry.id, rows, self._last_error)
+        self.client._run(RecordChannelErrors(this=table_of(self.table), work=errors), f"-- errors of channel {self.name}")
+
     def _commit(self, buffer: _Buffer) -> None:
-        executor = self.client.executor
         version = self._txn_version + 1
-        entry, table = self._entry, self.table
-
-        def handler(execution: Execution) -> DataFrame:
-            catalog = execution.catalog
-            current = catalog.channel_by_id(entry.id)
-            if current is None or (current.generation, current.app_id) != (entry.generation, entry.app_id):
-                raise ChannelInvalidError(f"Channel {self.name} was reopened by another handle.")
-            if catalog.live_table_at(table.location) is None:
-                raise ChannelInvalidError(f"The table of channel {self.name} was dropped.")
-            frame = _frame(execution.spark, self._schema, buffer.tables)
-            try:
-                landed = _write(execution, table, entry, version, buffer.token, frame)
-            except ConcurrentWriteError:
-                landed = False
-            if not landed:
-                raise ChannelInvalidError(f"Channel {self.name} was reopened by another handle.")
-            with execution.work.records():
-                catalog.record_channel_commit(entry.id, entry.app_id, version, buffer.token, buffer.rows, execution.now())
-            return results.counts(execution.spark, [("number of rows inserted", buffer.rows)])
-
-        executor.run_work(_ChannelWork(), f"-- flush channel {self.name} of {table.qualified}", handler)
+        flush = _Flush(self, buffer, version)
+        label = f"-- flush channel {self.name} of {self.table.qualified}"
+        self.client._run(FlushChannel(this=table_of(self.table), work=flush), label)
         self._txn_version = version
         self._committed_token = buffer.token
         if buffer.rows:
-            self.client._wrote(table)
+            self.client._wrote(self.table)
 
     def get_latest_committed_offset_token(self) -> str | None:
         """The token of the channel's last commit, read from the table's log."""
         self._require_open()
         with self.client._work_lock:
-            log = self.client.executor.delta.table(self.table.location)
-            entry = self.client.executor.catalog.channel_by_id(self._entry.id) or self._entry
+            log = self.client._delta.table(self.table.location)
+            with self.client._reader_lock:
+                entry = self.client._reader.channel_by_id(self._entry.id) or self._entry
             if (entry.generation, entry.app_id) != (self._entry.generation, self._entry.app_id):
                 self._invalidate(f"Channel {self.name} was reopened by another handle.")
                 self._require_open()

@@ -190,14 +190,16 @@ class Executor:
             self.catalog.record_query(query_id, text, now, self._origin(expression))
             self.catalog.fail_query(query_id, now, *history.failure(error))
 
-    def run_work(self, expression: exp.Expression, label: str, handler: registry.Handler) -> DataFrame:
-        """Run ``handler`` as one unit of work, as a statement would run, for work no SQL text states.
+    def run_statement(self, expression: exp.Expression, label: str) -> DataFrame:
+        """Run a registered statement no SQL text states (a channel's flush), as :meth:`run` runs a parsed one.
 
-        A feature's Python API (a channel's flush) commits this way: its Delta
-        commits take table locks and carry a query id like any statement's, and
-        ``label`` is what the query history records for it.
+        ``label`` is what the query history records as its text.
         """
-        return self._execute(ParsedStatement(expression, label), handler, self.lake.now())
+        try:
+            return self._run(ParsedStatement(expression, label))
+        except InsufficientPrivilegesError as error:
+            error.ran_as(self.context.user, self.context.role)
+            raise
 
     def _execute(self, statement: ParsedStatement, handler: registry.Handler, started_at: dt.datetime) -> DataFrame:
         query_id = str(uuid.uuid4())
