@@ -182,13 +182,17 @@ class TableLog:
             raise
 
     def _table_at(self, version: int | None) -> Any:
-        """Delta's snapshot of ``version`` (the latest when None) of a table that must be there."""
-        if version is not None and version >= 0:
+        """Delta's snapshot of ``version`` (the latest when None) of a table that must be there.
+
+        Delta reads a folder without a log as version -1, which callers take for a table with no version.
+        """
+        if version is None:
+            snap = self._latest()
+            if int(snap.version()) >= 0:
+                return snap
+        elif version >= 0:
             return self._at(version)
-        snap = self._latest() if version is None else None
-        if snap is None or int(snap.version()) < 0:  # a version before the first stands for a table with none
-            raise TableFilesMissingError(self.name, self.location)
-        return snap
+        raise TableFilesMissingError(self.name, self.location)
 
     def snapshot_object(self, version: int | None = None) -> Any:
         """Delta's own ``Snapshot`` of ``version`` (the latest when None), for calls that take one."""

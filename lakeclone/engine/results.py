@@ -33,6 +33,7 @@ def counts(spark: SparkSession, columns: Sequence[tuple[str, int]]) -> DataFrame
 def _one_row(spark: SparkSession, columns: Sequence[tuple[str, exp.Expression]]) -> DataFrame:
     # A VALUES query is a local relation Spark collects on the driver; a frame
     # made with createDataFrame is an RDD, and collecting it runs a Spark job.
+    # One row of literals parses faster than an Arrow batch of it is made (see rows()).
     values = ", ".join(value.sql(dialect="spark") for _, value in columns)
     names = ", ".join(exp.to_identifier(name, quoted=True).sql(dialect="spark") for name, _ in columns)
     text = f"SELECT * FROM VALUES ({values}) AS result({names})"
