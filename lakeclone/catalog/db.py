@@ -7,7 +7,7 @@ import datetime as dt
 import re
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,10 @@ def optional_timestamp(text: str | None) -> dt.datetime | None:
 _WRITE = re.compile(r"\s*(INSERT|UPDATE|DELETE|REPLACE)\b", re.IGNORECASE)
 
 _OUTSIDE_UNIT_OF_WORK = "A statement wrote to the catalog outside its unit of work."
+
+Recording = Callable[[], contextlib.AbstractContextManager[None]]
+"""Where a step's catalog writes go, as a context to write in: a statement's unit of work
+(``work.records`` or ``work.durable``), else the catalog's own (``Catalog.recovering`` at connect)."""
 
 
 class _Connection(sqlite3.Connection):

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Iterable
-from contextlib import AbstractContextManager
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from lakeclone.catalog.db import Recording
 from lakeclone.catalog.entries import HiddenOutcome, HiddenVersions, TransactionEntry
 from lakeclone.catalog.sessions import is_alive
 from lakeclone.delta import statements
@@ -36,9 +36,6 @@ if TYPE_CHECKING:
     from lakeclone.engine.executor import Executor
 
 LOG = logging.getLogger(__name__)
-
-Recording = Callable[[], AbstractContextManager[None]]
-"""Where a lifecycle step's catalog writes go: a statement's records (BEGIN, COMMIT, ROLLBACK), else a catalog transaction."""
 
 
 def begin(executor: Executor, name: str | None, *, recording: Recording | None = None) -> OpenTransaction:

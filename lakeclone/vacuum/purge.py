@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
+from lakeclone.catalog.db import Recording
 from lakeclone.delta.log import LOG_FOLDER
 from lakeclone.storage import join
 from lakeclone.vacuum.plan import _clones, execute, plan
@@ -24,7 +23,7 @@ def purge_expired(
     storage: Storage,
     now: dt.datetime,
     *,
-    durable: Callable[[], AbstractContextManager[None]],
+    durable: Recording,
 ) -> list[TableEntry]:
     """Delete the files of dropped tables whose UNDROP window has closed.
 
