@@ -169,6 +169,31 @@ def test_optimize_clusters_files_by_the_key(lake: lakeclone.Lake) -> None:
     assert commit.operationParameters["zOrderBy"] == '["A"]'  # Delta's own record of it
 
 
+def test_optimize_zorder_by_orders_files_by_the_columns_named(lake: lakeclone.Lake) -> None:
+    """Delta's spelling, on a table without a clustering key: the columns named are the Z-order's."""
+    lake.sql("CREATE TABLE t (a INT, b STRING)")
+    for start in range(4):  # every INSERT spans the whole range of b
+        values = ", ".join(f"({start}, 'b{b:03d}{'x' * 40}')" for b in range(start, 400, 4))
+        lake.sql(f"INSERT INTO t VALUES {values}")
+    before = rows(lake, "SELECT * FROM t")
+    folder = location(lake, "T")
+    with pytest.raises(lakeclone.LakecloneError, match="invalid identifier 'NOPE'"):
+        lake.sql("OPTIMIZE t ZORDER BY (nope)")
+    with pytest.raises(lakeclone.LakecloneError, match="ZORDER BY names column B twice"):
+        lake.sql("OPTIMIZE t ZORDER BY (b, B)")
+    with session_setting(lake.spark, MAX_FILE_SIZE, str(4 * 1024)):
+        lake.sql("OPTIMIZE t ZORDER BY b")
+
+    stats = list(live_stats(folder).values())
+    assert len(stats) >= 2
+    ranges = sorted((s["minValues"]["B"], s["maxValues"]["B"]) for s in stats)
+    assert all(low_max < high_min for (_, low_max), (high_min, _) in itertools.pairwise(ranges))
+    assert rows(lake, "SELECT * FROM t") == before == kernel_rows(folder)
+    commit = lake.sql("DESCRIBE HISTORY t LIMIT 1").collect()[0]
+    assert (commit.operation, commit.operationParameters["zOrderBy"]) == ("OPTIMIZE", '["B"]')
+    assert commit.operationParameters["clusterBy"] == "[]"  # the table has no clustering key
+
+
 def test_optimize_with_nothing_to_compact_commits_nothing(lake: lakeclone.Lake) -> None:
     lake.sql("CREATE TABLE t (a INT, b STRING)")
     lake.sql("INSERT INTO t VALUES (1, 'x')")

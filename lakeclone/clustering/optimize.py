@@ -23,7 +23,7 @@ from lakeclone.clustering.keys import key_columns
 from lakeclone.delta import statements
 from lakeclone.dialect import expressions as lx
 from lakeclone.engine import needs, registry
-from lakeclone.errors import ConcurrentWriteError
+from lakeclone.errors import ConcurrentWriteError, SqlCompilationError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -41,13 +41,27 @@ AUTO_MIN_SMALL_FILES = 8
 
 @registry.statement(lx.Optimize, needs=needs.modify, query_type="OPTIMIZE")
 def optimize(execution: Execution) -> DataFrame:
-    """``OPTIMIZE t``: Delta's one-row result (path, metrics)."""
+    """``OPTIMIZE t [ZORDER BY (c, ...)]``: Delta's one-row result (path, metrics)."""
     entry = execution.tables.entry(execution.expression.this)
-    return optimize_table(execution, entry, auto=False)
+    named = execution.expression.args.get("zorder")
+    if not named:
+        return optimize_table(execution, entry, auto=False)
+    fields = execution.tables.log(entry).schema().fieldNames()
+    zorder: list[str] = []
+    for column in named:
+        # As a query reads a name: quoted as written, unquoted in any case.
+        quoted = column.this.quoted
+        found = next((f for f in fields if f == column.name or (not quoted and f.upper() == column.name.upper())), None)
+        if found is None:
+            raise SqlCompilationError(f"invalid identifier '{column.name}'")
+        if found in zorder:
+            raise SqlCompilationError(f"ZORDER BY names column {found} twice.")
+        zorder.append(found)
+    return optimize_table(execution, entry, auto=False, zorder=zorder)
 
 
-def optimize_table(execution: Execution, entry: TableEntry, *, auto: bool) -> DataFrame:
-    """Delta's OPTIMIZE of the table (ZORDER BY its clustering key if it has one), as one ``dataChange=false`` commit.
+def optimize_table(execution: Execution, entry: TableEntry, *, auto: bool, zorder: list[str] | None = None) -> DataFrame:
+    """Delta's OPTIMIZE of the table as one ``dataChange=false`` commit, Z-ordered by ``zorder`` or else its clustering key.
 
     ``auto`` says, in DESCRIBE HISTORY, that no statement asked for it
     (automatic clustering, a channel table's background compaction).
@@ -56,7 +70,7 @@ def optimize_table(execution: Execution, entry: TableEntry, *, auto: bool) -> Da
     keys = list(clustering.keys) if clustering else []
     # The target: its commit waits for other sessions' transactions on the table, like any statement's.
     with execution.work.delta(parameters={"clusterBy": json.dumps(keys), "auto": str(auto).lower()}, target=entry.location):
-        return statements.optimize(execution.spark, entry.location, key_columns(keys))
+        return statements.optimize(execution.spark, entry.location, zorder if zorder else key_columns(keys))
 
 
 def after_dml(execution: Execution, entry: TableEntry) -> None:

@@ -119,9 +119,9 @@ class Restore(exp.Expression):
 
 
 class Optimize(exp.Expression):
-    """``OPTIMIZE t``: compacts the table's small files."""
+    """``OPTIMIZE t [ZORDER BY (c, ...)]``: compacts the table's small files, Z-ordered by ``zorder``'s columns if given."""
 
-    arg_types = {"this": True}
+    arg_types = {"this": True, "zorder": False}
 
 
 class CreateStream(exp.Expression):

@@ -98,7 +98,7 @@ class LsqlParser(policies.PolicyParser):
 
     # Statements whose keyword is a plain word rather than a token type.
     WORD_STATEMENT_PARSERS: t.ClassVar[dict[str, t.Callable[[LsqlParser], exp.Expression]]] = {
-        "OPTIMIZE": lambda self: self.expression(Optimize(this=self._parse_table_parts())),
+        "OPTIMIZE": lambda self: self._parse_optimize(),
         "VACUUM": lambda self: self._parse_vacuum(),
         "RESTORE": lambda self: self._parse_restore(),
         "START": lambda self: self._parse_start_transaction(),
@@ -225,6 +225,18 @@ class LsqlParser(policies.PolicyParser):
         if not self._match(TokenType.FROM, advance=False):
             self.raise_error("Expected FROM", self._curr)
         return super()._parse_delete()
+
+    def _parse_optimize(self) -> Optimize:
+        this = self._parse_table_parts()
+        zorder = None
+        if self._match_text_seq("ZORDER", "BY"):
+            # Delta writes the columns in parentheses; Databricks takes them without too.
+            if self._match(TokenType.L_PAREN):
+                zorder = self._parse_csv(self._parse_column)
+                self._match_r_paren()
+            else:
+                zorder = self._parse_csv(self._parse_column)
+        return self.expression(Optimize(this=this, zorder=zorder))
 
     def _parse_vacuum(self) -> Vacuum:
         this = self._parse_table_parts()
@@ -534,6 +546,12 @@ def _alter_clustering_sql(self: LsqlGenerator, expression: AlterClustering) -> s
     return f"{_alter_target_sql(self, expression, 'TABLE')} {action}"
 
 
+def _optimize_sql(self: LsqlGenerator, expression: Optimize) -> str:
+    zorder = expression.args.get("zorder")
+    columns = f" ZORDER BY ({self.expressions(expression, key='zorder', flat=True)})" if zorder else ""
+    return f"OPTIMIZE {self.sql(expression, 'this')}{columns}"
+
+
 def _restore_sql(self: LsqlGenerator, expression: Restore) -> str:
     table = expression.this.copy()
     version = table.args.get("version")
@@ -567,7 +585,7 @@ class LsqlGenerator(Snowflake.Generator):
         DescribeDetail: lambda self, e: f"DESCRIBE DETAIL {self.sql(e, 'this')}",
         DescribeHistory: _describe_history_sql,
         LsqlClone: _lsql_clone_sql,
-        Optimize: lambda self, e: f"OPTIMIZE {self.sql(e, 'this')}",
+        Optimize: _optimize_sql,
         Restore: _restore_sql,
         SessionParameters: _session_parameters_sql,
         SetParameters: _set_parameters_sql,
