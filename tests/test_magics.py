@@ -83,6 +83,13 @@ def test_line_magic_takes_options_then_sql() -> None:
     assert command == LsqlCommand(sql="SELECT COUNT(*) FROM t", out="n", lake="other")
 
 
+def test_each_is_a_flag_the_line_form_takes_before_its_sql() -> None:
+    assert parse("--each", "SELECT 1; SELECT 2").each and not parse("", "SELECT 1").each
+    command = parse("-o x --each SELECT ';' -- and;\n; SELECT 2", None)
+    assert (command.out, command.each, command.sql, command.statements) == ("x", True, "SELECT ';' -- and;\n; SELECT 2", 2)
+    assert command.statement_texts() == ["SELECT ';'", "SELECT 2"]  # a comment between statements is left out
+
+
 def test_line_magic_without_options_is_all_sql() -> None:
     assert parse("SELECT '-o x'", None) == LsqlCommand(sql="SELECT '-o x'", out=None, lake=None)
 
@@ -426,6 +433,24 @@ def test_error_while_fetching_rows_is_a_cell_error(ip: TestingShell, lake: lakec
     # Spark runs a SELECT only when the magic fetches its rows.
     with pytest.raises(LsqlCellError, match="Numeric value 'x' is not recognized"):
         ip.run_cell("%lsql SELECT CAST('x' AS INT)")
+
+
+@pytest.mark.spark
+def test_each_shows_every_statement_s_result_in_order(
+    ip: TestingShell, lake: lakeclone.Lake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cell = "%%lsql --each\nCREATE TABLE t (n INT);\nINSERT INTO t VALUES (1), (2);\nSELECT n FROM t ORDER BY n"
+    result = ip.run_cell(cell).result
+    shown = capsys.readouterr().out  # what the cell displayed before its value
+    assert shown.index("Table T successfully created.") < shown.index("statement 1 of 3 · 1 row · ")
+    assert shown.index("statement 1 of 3") < shown.index("number of rows inserted") < shown.index("statement 2 of 3 · 1 row · ")
+    assert isinstance(result, LsqlResult) and result.values.tolist() == [[1], [2]]
+    assert result.footer().startswith("statement 3 of 3 · 2 rows · ")
+    # A failure names its statement as a cell without --each does; the statements before it stay done.
+    with pytest.raises(LsqlCellError) as caught:
+        ip.run_cell("%%lsql --each\nINSERT INTO t VALUES (3);\nSELECT nope FROM t;\nINSERT INTO t VALUES (4)")
+    assert str(caught.value).splitlines()[-1] == "(in statement 2 of 3: SELECT nope FROM t)"
+    assert sorted(ip.run_cell("%lsql --each SELECT n FROM t").result["N"]) == [1, 2, 3]
 
 
 @pytest.mark.spark

@@ -41,10 +41,11 @@ _NAME = re.compile(r"[A-Za-z_]\w*")
 # A character right before ':' that makes it a path (v:field, "col":f, arr[0]:f, f(v):g, {'k':v}), not a parameter.
 _PATH_BEFORE_COLON = frozenset("$])\"':")
 
-# Leading "-o NAME" / "--out=NAME" tokens of a line magic; the SQL starts after
-# them. Every option takes a value, so the first token not starting with a
-# letter option ends the options (SQL comments need "-- " with a space).
-_LEADING_OPTION = re.compile(r"\s*--?[A-Za-z][\w-]*(?:=|\s+)\S+")
+# Leading "-o NAME" / "--out=NAME" / "--each" tokens of a line magic; the SQL
+# starts after them. Every option but the flag --each takes a value, so the
+# first token not starting with a letter option ends the options (SQL comments
+# need "-- " with a space).
+_LEADING_OPTION = re.compile(r"\s*(?:--each(?=\s|$)|--?[A-Za-z][\w-]*(?:=|\s+)\S+)")
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ class LsqlCommand:
         lake: the notebook variable holding the Lake to use (``--lake``), if any.
         statements: how many ``;``-separated statements ``sql`` holds (empty ones
             left out, as the dialect leaves them out).
+        each: whether the cell shows each statement's result (``--each``), not only the last one's.
 
     Example:
         >>> from lakeclone.magics.magic import LsqlMagics
@@ -72,6 +74,29 @@ class LsqlCommand:
     out: str | None
     lake: str | None
     statements: int = 1
+    each: bool = False
+
+    def statement_texts(self) -> list[str]:
+        """The text of each statement ``sql`` holds, as the dialect splits them (comments between them left out).
+
+        Example:
+            >>> LsqlCommand("SELECT ';' AS s; -- next\\nSELECT 2;", None, None, 2).statement_texts()
+            ["SELECT ';' AS s", 'SELECT 2']
+        """
+        tokens = _tokens(self.sql)
+        if tokens is None:
+            return [self.sql]
+        texts: list[str] = []
+        first: Token | None = None
+        last: Token | None = None
+        for token in [*tokens, None]:
+            if token is None or token.token_type is TokenType.SEMICOLON:
+                if first is not None and last is not None:
+                    texts.append(self.sql[first.start : last.end + 1])
+                first = None
+            else:
+                first, last = first or token, token
+        return texts
 
     @classmethod
     def parse(
@@ -111,6 +136,7 @@ class LsqlCommand:
             out=args.out,
             lake=args.lake,
             statements=_statement_count(tokens),
+            each=args.each,
         )
 
 

@@ -16,10 +16,11 @@ from IPython.core.magic import (
     no_var_expand,
 )
 from IPython.core.magic_arguments import argument, magic_arguments
+from IPython.display import display
 from traitlets import Int
 
 import lakeclone.lake
-from lakeclone.errors import LakecloneError, LsqlCellError
+from lakeclone.errors import LakecloneError, LsqlCellError, StatementPosition
 from lakeclone.magics.command import LsqlCommand
 from lakeclone.magics.result import LsqlResult
 
@@ -59,6 +60,7 @@ class LsqlMagics(Magics):  # Magics is a traitlets Configurable: %config LsqlMag
         metavar="NAME",
         help="Run this cell on the Lake in the variable NAME instead of the cells' own (see %lsql_use).",
     )
+    @argument("--each", action="store_true", help="Show each statement's result, not only the last one's.")
     @line_cell_magic
     def lsql(self, line: str, cell: str | None = None, local_ns: dict[str, Any] | None = None) -> LsqlResult:
         """Run lsql statements; the value is the last statement's result as a DataFrame.
@@ -72,21 +74,44 @@ class LsqlMagics(Magics):  # Magics is a traitlets Configurable: %config LsqlMag
         try:
             command = LsqlCommand.parse(line, cell, magic=self.lsql, namespace=namespace)
             lake = self._lake(command.lake, namespace)
-            started = time.perf_counter()
-            frame = lake.sql(command.sql)
-            result = LsqlResult.fetch(
-                frame,
-                started=started,
-                max_rows=self.max_rows,
-                display_limit=self.display_limit,
-                query_id=lake.last_query_id,
-                statements=command.statements,
-                ran_as=f"user {lake.current_user}, role {lake.current_role}",
-            )
+            if command.each and command.statements > 1:
+                result = self._run_each(lake, command)
+            else:
+                result = self._fetch(lake, command.sql, time.perf_counter(), statements=command.statements)
         except LakecloneError as error:
             raise LsqlCellError(str(error)) from error
         if command.out is not None:
             self._user_namespace[command.out] = result
+        return result
+
+    def _fetch(self, lake: lakeclone.lake.Lake, sql: str, started: float, *, statements: int = 1) -> LsqlResult:
+        return LsqlResult.fetch(
+            lake.sql(sql),
+            started=started,
+            max_rows=self.max_rows,
+            display_limit=self.display_limit,
+            query_id=lake.last_query_id,
+            statements=statements,
+            ran_as=f"user {lake.current_user}, role {lake.current_role}",
+        )
+
+    def _run_each(self, lake: lakeclone.lake.Lake, command: LsqlCommand) -> LsqlResult:
+        """Run the statements one by one, showing each result but the last, which is the cell's value.
+
+        A failure stops the cell where it happens, named as ``lake.sql`` names it; the results before it stay shown.
+        """
+        texts = command.statement_texts()
+        result = None
+        for number, text in enumerate(texts, start=1):
+            if result is not None:
+                display(result)
+            try:
+                result = self._fetch(lake, text, time.perf_counter())
+            except LakecloneError as error:
+                error.statement = StatementPosition(number, len(texts), text)
+                raise
+            result.position = (number, len(texts))
+        assert result is not None  # a cell of several statements ran at least one
         return result
 
     @property

@@ -33,6 +33,7 @@ class LsqlResult(pd.DataFrame):
             ``BEFORE(STATEMENT => '<id>')``.
         statements: how many statements the cell ran; the rows are the last one's.
         ran_as: who ran them, ``user BOB, role ANALYST``; None when not known.
+        position: (n, of) when the cell shows each of its statements' results (``--each``) and this is the n-th.
 
     Example:
         >>> result = LsqlResult(pd.DataFrame({"n": range(50)}), elapsed=0.42,
@@ -42,7 +43,7 @@ class LsqlResult(pd.DataFrame):
         '50 rows · 0.42 s · showing first 20 of 50 rows'
     """
 
-    _metadata = ["elapsed", "truncated", "max_rows", "display_limit", "query_id", "statements", "ran_as"]
+    _metadata = ["elapsed", "truncated", "max_rows", "display_limit", "query_id", "statements", "ran_as", "position"]
 
     def __init__(
         self,
@@ -63,6 +64,7 @@ class LsqlResult(pd.DataFrame):
         self.display_limit = display_limit
         self.query_id = query_id
         self.statements = statements
+        self.position: tuple[int, int] | None = None
         self.ran_as = ran_as
 
     @property
@@ -129,6 +131,8 @@ class LsqlResult(pd.DataFrame):
         if self.statements > 1:
             rows = f"{self.statements} statements ran; the last one's {rows}"
         parts = [rows, f"{self.elapsed:.2f} s"]
+        if self.position is not None:
+            parts.insert(0, "statement {} of {}".format(*self.position))
         if count > self.display_limit:
             # Past the fetch cap the total is unknown: it was never counted.
             of = "" if self.truncated else f" of {count:,} rows"
