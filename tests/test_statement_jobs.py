@@ -263,6 +263,9 @@ def test_show_results_are_built_on_the_driver_from_an_arrow_batch(spark: SparkSe
     again = results.rows(spark, schema, data)
     assert again is not first and frame_notes.noted(again, "statement") is None
     assert again._jdf.equals(first._jdf) and again.collect() == local[0]
+    # Spark's setting for Arrow's large strings and binaries: the batch is written as Spark reads it.
+    with session_setting(spark, "spark.sql.execution.arrow.useLargeVarTypes", "true"):
+        assert results.rows(spark, schema, data[::-1]).collect() == local[0][::-1]  # rows not asked for before
     # A value Arrow cannot hold in its column's type (a decimal of more places) is left to createDataFrame.
     finer = [(decimal.Decimal("1.125"),)]
     assert (

@@ -53,7 +53,8 @@ def rows(spark: SparkSession, schema: str, data: Sequence[Sequence[Any]]) -> Dat
     """
     import pyarrow as pa
 
-    columns = _columns(schema)
+    # Spark reads a batch's strings and binaries with the offsets this setting says (32-bit by default).
+    columns = _columns(schema, large=spark.conf.get(_LARGE_VAR_TYPES, "false") == "true")
     try:
         batch = _record_batch(columns, data)
     except (pa.ArrowException, TypeError, ValueError, OverflowError):
@@ -80,16 +81,17 @@ class _Columns:
     zoned: frozenset[int]
 
 
+_LARGE_VAR_TYPES = "spark.sql.execution.arrow.useLargeVarTypes"
+
+
 @functools.lru_cache(maxsize=128)
-def _columns(schema: str) -> _Columns:
+def _columns(schema: str, *, large: bool) -> _Columns:
     from pyspark.sql.pandas.types import to_arrow_schema
     from pyspark.sql.types import DataType, StructType, TimestampType
 
     struct = DataType.fromDDL(schema)
     assert isinstance(struct, StructType)
-    # Spark reads a batch's strings with 32-bit offsets unless spark.sql.execution.arrow.useLargeVarTypes is set,
-    # which lakeclone leaves as Spark has it.
-    arrow = to_arrow_schema(struct, timezone="UTC")
+    arrow = to_arrow_schema(struct, timezone="UTC", prefers_large_types=large)
     zoned = frozenset(k for k, field in enumerate(struct.fields) if isinstance(field.dataType, TimestampType))
     return _Columns(struct.json(), arrow, zoned)
 
