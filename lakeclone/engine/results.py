@@ -61,15 +61,25 @@ def rows(spark: SparkSession, schema: str, data: Sequence[Sequence[Any]]) -> Dat
         return spark.createDataFrame([tuple(r) for r in data], schema)
 
     def plan() -> Any:
-        jvm = spark._jvm
-        assert jvm is not None
-        batches = jvm.scala.jdk.javaapi.CollectionConverters.asScala(jvm.java.util.Collections.singletonList(batch).iterator())
+        assert spark._jvm is not None
+        to_frame, scala, java = _jvm_classes(spark._jvm)
+        batches = scala.asScala(java.singletonList(batch).iterator())
         # Spark's own path for a pyarrow table (createDataFrame), without its configuration
         # reads and temporary file: below spark.sql.execution.arrow.localRelationThreshold
         # (48 MB unless a session lowers it) the batch is a LocalRelation.
-        return jvm.PythonSQLUtils.toDataFrame(batches, columns.json, spark._jsparkSession)
+        return to_frame.toDataFrame(batches, columns.json, spark._jsparkSession)
 
     return _recent_frame(spark, (columns.json, batch), plan)
+
+
+@functools.lru_cache(maxsize=4)
+def _jvm_classes(jvm: Any) -> tuple[Any, Any, Any]:
+    """PySpark's SQL helpers, Scala's collection converters and Java's Collections in ``jvm``.
+
+    Looked up once: Py4J asks the JVM about each part of a dotted name (a
+    round trip apiece, a dozen for these, ~2 ms of a SHOW's ~20).
+    """
+    return jvm.PythonSQLUtils, jvm.scala.jdk.javaapi.CollectionConverters, jvm.java.util.Collections
 
 
 @dataclass(frozen=True)
