@@ -252,7 +252,10 @@ def test_a_dead_sessions_open_transaction_is_rolled_back_on_connect(tmp_path: Pa
     first.sql("CREATE STREAM s ON TABLE t; CREATE TABLE sink (id INT)")
     first.sql("INSERT INTO t VALUES (2)")
     first.sql("BEGIN; INSERT INTO t VALUES (3); INSERT INTO sink SELECT id FROM s")
-    first._executor.session.release()  # the session dies with its transaction open
+    first.close()  # the session ends with its transaction open
+    first.close()  # once is enough
+    with pytest.raises(LakecloneError, match="This Lake's session is closed: connect again"):
+        first.sql("COMMIT")
     second = lakeclone.connect(warehouse, spark=spark.newSession(), clock=clock)
     assert second.sql("SHOW TRANSACTIONS").collect() == []
     assert rows(second, "SELECT * FROM t") == [(1,), (2,)]

@@ -614,6 +614,9 @@ class Channel:
     def insert_rows(self, rows: Sequence[Mapping[str, Any]], offset_token: str | None = None) -> InsertValidationResponse:
         """Buffer rows and the token that follows them, returning every error (row index, column, message).
 
+        Rows with errors are counted in the channel's status (SHOW CHANNELS) by
+        a statement of the client's session, which waits for a flush in progress.
+
         Raises:
             ChannelInsertError: ON_ERROR = ABORT and a row has an error (nothing buffered).
             ChannelInvalidError: the handle is invalid or closed.
