@@ -374,6 +374,16 @@ def test_on_error_continue_loads_the_good_rows_and_lists_every_error(lake, typed
     status = channel.get_channel_status()
     assert (status.rows_error_count, status.latest_committed_offset_token) == (4, "5")
     assert status.last_error_message is not None and "nope" in status.last_error_message
+    # The client's work ran as statements of its session, each in the query history as the user ran it.
+    history = lake.sql(
+        "SELECT QUERY_TYPE, QUERY_TEXT, USER_NAME, EXECUTION_STATUS FROM TABLE(INFORMATION_SCHEMA.QUERY_HISTORY()) "
+        "WHERE QUERY_TEXT LIKE '-- %channel c1%' ORDER BY START_TIME"
+    ).collect()
+    assert [tuple(row) for row in history] == [
+        ("INSERT", "-- open channel c1 on typed", "ADMIN", "SUCCESS"),
+        ("UNKNOWN", "-- errors of channel c1", "ADMIN", "SUCCESS"),
+        ("INSERT", "-- flush channel c1 of LAKE.PUBLIC.TYPED", "ADMIN", "SUCCESS"),
+    ]
 
 
 def test_on_error_skip_batch_loads_nothing_of_a_batch_with_an_error(lake, typed) -> None:

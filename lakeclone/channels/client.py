@@ -41,7 +41,7 @@ from lakeclone.clustering.optimize import optimize_table
 from lakeclone.delta import transaction
 from lakeclone.delta.log import Delta
 from lakeclone.dialect import table_reference
-from lakeclone.engine import results
+from lakeclone.engine import history, results
 from lakeclone.errors import (
     ChannelInsertError,
     ChannelInvalidError,
@@ -247,7 +247,7 @@ class StreamingClient:
         if not reference.args.get("catalog") and self.lake.current_database:
             reference.set("catalog", exp.to_identifier(self.lake.current_database, quoted=True))
         opening = Opening(channel_name, self.name)
-        self._run(OpenChannel(this=reference, work=opening), f"-- open channel {channel_name} on {reference.sql()}")
+        self._run(OpenChannel(this=reference, work=opening), f"-- open channel {channel_name} on {table}")
         # What the statement opened: it ran, or it raised.
         assert opening.table is not None and opening.schema is not None
         assert opening.converter is not None and opening.entry is not None
@@ -420,7 +420,7 @@ def _run_compaction(execution: Execution) -> DataFrame:
     return optimize_table(execution, table, auto=True)
 
 
-@register(RecordChannelErrors, "INSERT")
+@register(RecordChannelErrors, history.UNKNOWN)
 def _run_record_errors(execution: Execution) -> DataFrame:
     """Record rows a channel rejected, or its background flush's failure, where SHOW CHANNELS reads them."""
     errors: ChannelErrors = execution.expression.args["work"]
