@@ -145,14 +145,20 @@ class Executor:
                 result = self._run(statement)
             except LakecloneError as error:
                 error.statement = position
-                if isinstance(error, InsufficientPrivilegesError):
-                    error.ran_as(self.context.user, self.context.role)
                 raise
         assert result is not None
         # The last statement's rows are read later; a failure then names it too.
         return result if position is None else located(result, position)
 
     def _run(self, statement: ParsedStatement) -> DataFrame:
+        """Check and run one statement, parsed or stated (:meth:`run_statement`); a privilege error names who ran it."""
+        try:
+            return self._check_and_execute(statement)
+        except InsufficientPrivilegesError as error:
+            error.ran_as(self.context.user, self.context.role)
+            raise
+
+    def _check_and_execute(self, statement: ParsedStatement) -> DataFrame:
         # One clock reading: the privilege check resolves names as the statement does when it runs.
         started_at = self.lake.now()
         try:
@@ -195,11 +201,7 @@ class Executor:
 
         ``label`` is what the query history records as its text.
         """
-        try:
-            return self._run(ParsedStatement(expression, label))
-        except InsufficientPrivilegesError as error:
-            error.ran_as(self.context.user, self.context.role)
-            raise
+        return self._run(ParsedStatement(expression, label))
 
     def _execute(self, statement: ParsedStatement, handler: registry.Handler, started_at: dt.datetime) -> DataFrame:
         query_id = str(uuid.uuid4())
