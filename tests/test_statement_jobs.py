@@ -334,13 +334,42 @@ def _file_index(frame: DataFrame) -> str:
     return str(leaf.relation().location().getClass().getSimpleName())
 
 
-def test_a_version_delta_has_the_state_of_or_a_large_one_is_read_by_delta_skipping_files(
+def test_a_small_version_is_read_from_its_listed_files_even_once_delta_has_its_state_and_a_large_one_by_delta(
     lake: lakeclone.Lake, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     lake.sql("CREATE TABLE t (id INT); INSERT INTO t VALUES (1), (2)")
     assert _file_index(lake.sql("SELECT * FROM t WHERE id = 1")) == "TahoeBatchFileIndex"  # the checksum's list
+    where = location(lake, "T")
+    lake.spark.sql(f"SELECT COUNT(*) FROM delta.`{where}`").collect()  # Delta computes the version's state
+    with spark_jobs_run(lake.spark) as delta_jobs:
+        lake.spark.sql(f"SELECT * FROM delta.`{where}` VERSION AS OF 1 WHERE id = 1").collect()
+    with spark_jobs_run(lake.spark) as jobs:
+        assert rows(lake, "SELECT * FROM t WHERE id = 1") == [(1,)]
+    # Delta still filters the files it holds for the query in a job of its own; the listed read has only its scan.
+    assert (len(jobs), len(delta_jobs)) == (1, 2)
+    assert _file_index(lake.sql("SELECT * FROM t WHERE id = 1")) == "TahoeBatchFileIndex"
     monkeypatch.setattr(log, "LISTED_READ_BYTES", 0)
     assert _file_index(lake.sql("SELECT * FROM t WHERE id = 1")) == "PreparedDeltaFileIndex"
-    monkeypatch.undo()
-    lake.spark.sql(f"SELECT COUNT(*) FROM delta.`{location(lake, 'T')}`").collect()  # Delta computes the version's state
-    assert _file_index(lake.sql("SELECT * FROM t WHERE id = 1")) == "PreparedDeltaFileIndex"
+
+
+def test_a_row_policy_reading_a_mapping_table_costs_no_job_once_its_values_are_known(lake: lakeclone.Lake) -> None:
+    lake.sql(
+        "CREATE TABLE plain (id INT, region STRING); CREATE TABLE protected (id INT, region STRING);"
+        "CREATE TABLE region_map (role STRING, region STRING); INSERT INTO region_map VALUES ('ANALYST', 'EU');"
+        "CREATE ROW ACCESS POLICY by_region AS (r STRING) RETURNS BOOLEAN -> "
+        "EXISTS (SELECT 1 FROM region_map m WHERE m.role = CURRENT_ROLE() AND m.region = r);"
+        "ALTER TABLE protected ADD ROW ACCESS POLICY by_region ON (region);"
+        "CREATE ROLE analyst; CREATE USER ana; GRANT ROLE analyst TO USER ana;"
+        "GRANT USAGE ON DATABASE lake TO ROLE analyst; GRANT USAGE ON SCHEMA lake.public TO ROLE analyst;"
+        "GRANT SELECT ON TABLE plain TO ROLE analyst; GRANT SELECT ON TABLE protected TO ROLE analyst"
+    )
+    for table in ("plain", "protected"):
+        lake.sql(f"INSERT INTO {table} VALUES (1, 'EU'), (2, 'US'), (3, 'EU')")
+    analyst = lakeclone.connect(lake.warehouse, spark=lake.spark, clock=lake.clock, user="ana", role="analyst")
+    assert rows(analyst, "SELECT id FROM protected") == [(1,), (3,)]  # the policy's values computed here
+    counts = []
+    for table in ("plain", "protected"):
+        with spark_jobs_run(lake.spark) as jobs:
+            analyst.sql(f"SELECT * FROM {table} WHERE id = 3").collect()
+        counts.append(len(jobs))
+    assert counts == [1, 1]

@@ -272,17 +272,15 @@ class TableLog:
         jobs, paid by the first read after every commit. The checksum of a
         version of at most 50 files already names them with their deletion
         vectors (see :meth:`_checksum`), and Delta reads such a list as it
-        reads a change feed's files (``createDataFrame``). That read skips no
-        file by its statistics, as Delta's does, so it is only taken for a
-        version of at most :data:`LISTED_READ_BYTES` whose state Delta has not
-        computed yet: once it has, its own read costs no job either.
+        reads a change feed's files (``createDataFrame``). Even once it holds a
+        version's state, Delta's own read runs a job to filter its files for
+        the query; the listed read runs none. It skips no file by its
+        statistics, as Delta's does, so it is only taken for a version of at
+        most :data:`LISTED_READ_BYTES`.
         """
         from pyspark.sql import DataFrame
 
         snap = self._at(version)
-        # Every query of every table asks: the check that usually says no (a read version's state is there) first.
-        if snap.stateReconstructionTriggered():
-            return None
         checksums = snap.checksumOpt()
         if checksums.isEmpty():
             return None

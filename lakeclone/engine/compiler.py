@@ -377,7 +377,7 @@ def spark_sql(expression: exp.Expr, tables: Tables) -> str:
     """Spark SQL text for a query, its tables bound to pinned versions and read from the files those list."""
     if isinstance(expression, exp.Query):
         expression = named_as_snowflake(expression)
-    return to_spark(_read_listed_files(bind_tables(expression, tables), tables))
+    return to_spark(read_listed_files(bind_tables(expression, tables), tables))
 
 
 def named_as_snowflake(query: exp.Query) -> exp.Query:
@@ -414,7 +414,7 @@ def _first_select(query: exp.Expr) -> exp.Select | None:
     return query if isinstance(query, exp.Select) else None
 
 
-def _read_listed_files(bound: Bound, tables: Tables) -> Bound:
+def read_listed_files(bound: Bound, tables: Tables) -> Bound:
     """``bound`` with each pinned version whose checksum lists its files read from that list (see ``TableLog.listed_frame``).
 
     The last step before Spark: policies and caches keyed by a reference's

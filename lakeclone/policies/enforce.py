@@ -25,7 +25,7 @@ from sqlglot.optimizer.simplify import simplify
 from lakeclone.access.guard import GUARD, require_definer_reads
 from lakeclone.catalog.policies import OBJECT_LEVEL, PolicyEntry
 from lakeclone.dialect import parse
-from lakeclone.engine.compiler import bind_tables, to_spark
+from lakeclone.engine.compiler import bind_tables, read_listed_files, to_spark
 from lakeclone.engine.context import SessionContext
 from lakeclone.engine.privileges import Definer
 from lakeclone.errors import SqlCompilationError
@@ -252,7 +252,8 @@ def _visible_values(
 ) -> list[tuple[Any, ...]] | None:
     """The distinct values of ``arguments`` in ``relation``'s rows ``condition`` lets through; None past the limit."""
     visible = exp.select(*arguments).distinct().from_(relation.copy()).where(condition).limit(VISIBLE_TUPLES_LIMIT + 1)
-    values = [tuple(row) for row in tables.spark.sql(to_spark(visible)).collect()]
+    # Read as the statement reads its tables: from a version's listed files where it can, without Delta's state.
+    values = [tuple(row) for row in tables.spark.sql(to_spark(read_listed_files(visible, tables))).collect()]
     return values if len(values) <= VISIBLE_TUPLES_LIMIT else None
 
 
