@@ -154,11 +154,12 @@ def _wrapped(tables: Tables, relation: exp.Expression, columns: list[str], prote
         row_filter = protection_.row_filter
         arguments = [_column(by_upper.get(name.upper(), name)) for name in row_filter.columns]
         condition = _inlined(tables, row_filter.policy, arguments, protection_.tags.get(OBJECT_LEVEL, {}))
-        if _always_true(condition):
+        text = to_spark(condition)
+        if _always_true(condition, text):
             condition = None  # the session passes the policy whatever the row (an administrator's clause): no filter at all
         elif _reads_tables(condition):
             # A table at its pinned version, or a stream's or table function's changes bound as a frame.
-            visible = _visible_condition(tables, inner, arguments, condition) if isinstance(inner, exp.Table) else None
+            visible = _visible_condition(tables, inner, arguments, condition, text) if isinstance(inner, exp.Table) else None
             if visible is not None:
                 condition = visible
             else:
@@ -195,10 +196,19 @@ def _ahead_of_later_predicates(value: exp.Expression) -> exp.Expression:
     return exp.If(this=barrier, true=value, false=value.copy())
 
 
-def _always_true(condition: exp.Expression) -> bool:
-    """Whether a bound policy condition is TRUE for every row (its session values decide it), by sqlglot's simplifier."""
-    simplified = simplify(condition.copy())
-    return isinstance(simplified, exp.Boolean) and simplified.this is True
+# Whether a bound policy condition folds to TRUE, by its Spark SQL text: sqlglot's simplifier takes milliseconds.
+_FOLDS_TO_TRUE: dict[str, bool] = {}
+_CACHE_SIZE = 256
+
+
+def _always_true(condition: exp.Expression, text: str) -> bool:
+    """Whether a bound policy condition (``text`` in Spark SQL) is TRUE for every row: its session values decide it."""
+    if text not in _FOLDS_TO_TRUE:
+        if len(_FOLDS_TO_TRUE) >= _CACHE_SIZE:
+            _FOLDS_TO_TRUE.pop(next(iter(_FOLDS_TO_TRUE)))
+        simplified = simplify(condition.copy())
+        _FOLDS_TO_TRUE[text] = isinstance(simplified, exp.Boolean) and simplified.this is True
+    return _FOLDS_TO_TRUE[text]
 
 
 def _reads_tables(condition: exp.Expression) -> bool:
@@ -208,19 +218,19 @@ def _reads_tables(condition: exp.Expression) -> bool:
 # Largest number of argument values a row policy that reads tables is turned into, as literals.
 VISIBLE_TUPLES_LIMIT = 10_000
 
-# Visible argument values of row policies that read tables, by (relation, bound condition): see _visible_condition.
-_VISIBLE: dict[tuple[str, str], list[tuple[Any, ...]] | None] = {}
-_VISIBLE_CACHE_SIZE = 256
+# Visible argument values of row policies that read tables, by (relation, arguments, bound condition): see
+# _visible_condition.
+_VISIBLE: dict[tuple[str, str, str], list[tuple[Any, ...]] | None] = {}
 
 
 def _visible_condition(
-    tables: Tables, relation: exp.Table, arguments: list[exp.Column], condition: exp.Expression
+    tables: Tables, relation: exp.Table, arguments: list[exp.Column], condition: exp.Expression, text: str
 ) -> exp.Expression | None:
     """A row policy that reads tables (a mapping table), as a condition of literals on its arguments.
 
     A row policy's result depends only on its arguments' values, the
     session's values and the tables its body reads. Those are all fixed in
-    the bound condition's text (tables at pinned versions, session functions
+    the bound condition's ``text`` (tables at pinned versions, session functions
     as literals), so the argument values it lets through, computed once over
     the relation at its pinned version, stand for it while none of them
     changes: queries then filter by literals instead of joining the mapping
@@ -238,9 +248,9 @@ def _visible_condition(
         # Changes bound as a frame for this statement alone: no other statement reads them again.
         values = _visible_values(tables, relation, arguments, condition)
         return None if values is None else _literal_condition(arguments, values)
-    key = (to_spark(relation), to_spark(exp.select(*arguments).where(condition)))
+    key = (to_spark(relation), ", ".join(to_spark(argument) for argument in arguments), text)
     if key not in _VISIBLE:
-        if len(_VISIBLE) >= _VISIBLE_CACHE_SIZE:
+        if len(_VISIBLE) >= _CACHE_SIZE:
             _VISIBLE.pop(next(iter(_VISIBLE)))
         _VISIBLE[key] = _visible_values(tables, relation, arguments, condition)
     values_ = _VISIBLE[key]
@@ -344,13 +354,14 @@ def target_filter(tables: Tables, entry: TableEntry, version: int, alias: str) -
     tags = found.tags.get(OBJECT_LEVEL, {})
     on_target = [exp.column(exp.to_identifier(c, quoted=True), table=exp.to_identifier(alias)) for c in row_filter.columns]
     body = _inlined(tables, row_filter.policy, on_target, tags)
-    if _always_true(body):
+    if _always_true(body, to_spark(body)):
         return None
     if not _reads_tables(body):
         return body
     inner = [_column(c) for c in row_filter.columns]
     relation = tables.reference(entry, version, exp.TableAlias(this=exp.to_identifier(INNER)))
-    visible = _visible_condition(tables, relation, inner, _inlined(tables, row_filter.policy, inner, tags))
+    condition = _inlined(tables, row_filter.policy, inner, tags)
+    visible = _visible_condition(tables, relation, inner, condition, to_spark(condition))
     if visible is None:
         raise SqlCompilationError(
             f"Row access policy {row_filter.policy.qualified} lets more than {VISIBLE_TUPLES_LIMIT} values of "
