@@ -384,8 +384,8 @@ def test_clone_inherits_the_source_table_parameters_but_not_its_containers(lake:
     assert retention == {"OWN_CLONE": 3, "INHERITS_CLONE": 5}
     # Columns come from the source at the cloned point.
     assert [(r.name, r.type) for r in lake.sql("DESCRIBE TABLE lake.b.inherits_clone").collect()] == [
-        ("ID", "BIGINT"),
-        ("S", "STRING"),
+        ("ID", "NUMBER(38,0)"),
+        ("S", "VARCHAR(16777216)"),
     ]
     assert rows(lake, "SELECT * FROM lake.b.own_clone") == []
     assert_all_readable(lake)

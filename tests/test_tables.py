@@ -31,15 +31,15 @@ def test_create_table_with_every_column_type(lake: lakeclone.Lake) -> None:
     status = lake.sql(ALL_TYPES).collect()
     assert status[0].status == "Table T successfully created."
     described = [(r.name, r.type, r["null?"]) for r in lake.sql("DESCRIBE TABLE t").collect()]
-    # Snowflake's integers are NUMBER(38, 0): lakeclone stores every integer type as BIGINT.
+    # Snowflake's integers are NUMBER(38, 0): lakeclone stores every integer type as a 64-bit integer.
     assert described == [
-        ("ID", "BIGINT", "N"),
-        ("S", "STRING", "Y"),
-        ("D", "DOUBLE", "Y"),
+        ("ID", "NUMBER(38,0)", "N"),
+        ("S", "VARCHAR(16777216)", "Y"),
+        ("D", "FLOAT", "Y"),
         ("B", "BOOLEAN", "Y"),
         ("DAY", "DATE", "Y"),
-        ("TS", "TIMESTAMP", "Y"),
-        ("N", "DECIMAL(10,2)", "Y"),
+        ("TS", "TIMESTAMP_LTZ(9)", "Y"),
+        ("N", "NUMBER(10,2)", "Y"),
     ]
     lake.sql(ALL_TYPES_ROWS)
     assert rows(lake, "SELECT * FROM t") == [
@@ -122,7 +122,10 @@ def test_create_table_as_select(lake: lakeclone.Lake) -> None:
     lake.sql("CREATE TABLE src (id INT, s STRING); INSERT INTO src VALUES (1, 'a'), (2, 'b'), (3, 'c')")
     status = lake.sql("CREATE TABLE c AS SELECT id * 10 AS k, UPPER(s) AS u FROM src WHERE id > 1").collect()
     assert status[0].status == "Table C successfully created."
-    assert [(r.name, r.type) for r in lake.sql("DESCRIBE TABLE c").collect()] == [("K", "BIGINT"), ("U", "STRING")]
+    assert [(r.name, r.type) for r in lake.sql("DESCRIBE TABLE c").collect()] == [
+        ("K", "NUMBER(38,0)"),
+        ("U", "VARCHAR(16777216)"),
+    ]
     assert rows(lake, "SELECT * FROM c") == [(20, "B"), (30, "C")]
     (commit,) = lake.sql("DESCRIBE HISTORY c").collect()
     assert commit.version == 0

@@ -129,7 +129,7 @@ def test_a_column_list_renames_the_columns(orders: lakeclone.Lake) -> None:
     assert rows(orders, "SELECT order_id FROM v WHERE total = 20") == [(2,)]
     assert rows(orders, "SELECT x.a FROM v AS x(a, b) WHERE x.b = 30") == [(3,)]  # the reference's own names win
     described = [(r.name, r.type, r.kind, r["null?"]) for r in orders.sql("DESCRIBE VIEW v").collect()]
-    assert described == [("ORDER_ID", "BIGINT", "COLUMN", "Y"), ("TOTAL", "BIGINT", "COLUMN", "Y")]
+    assert described == [("ORDER_ID", "NUMBER(38,0)", "COLUMN", "Y"), ("TOTAL", "NUMBER(38,0)", "COLUMN", "Y")]
 
 
 def test_a_column_list_of_the_wrong_length_or_with_a_repeated_name(orders: lakeclone.Lake) -> None:
@@ -274,7 +274,12 @@ def test_show_views(orders: lakeclone.Lake) -> None:
 def test_describe_view(orders: lakeclone.Lake) -> None:
     orders.sql("CREATE VIEW v AS SELECT id, region, amount / 2 AS half, COUNT(*) OVER () AS n FROM orders")
     described = [(r.name, r.type, r["null?"]) for r in orders.sql("DESCRIBE VIEW v").collect()]
-    assert described == [("ID", "BIGINT", "Y"), ("REGION", "STRING", "Y"), ("HALF", "DOUBLE", "Y"), ("N", "BIGINT", "N")]
+    assert described == [
+        ("ID", "NUMBER(38,0)", "Y"),
+        ("REGION", "VARCHAR(16777216)", "Y"),
+        ("HALF", "FLOAT", "Y"),
+        ("N", "NUMBER(38,0)", "N"),
+    ]
     fails(orders, "DESCRIBE VIEW nope", "Object 'LAKE.PUBLIC.NOPE' does not exist")
     fails(orders, "DESCRIBE VIEW orders", "Object 'LAKE.PUBLIC.ORDERS' does not exist")
 

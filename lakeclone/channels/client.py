@@ -26,7 +26,7 @@ from sqlglot import exp
 from lakeclone.catalog.store import Catalog
 from lakeclone.channels import log as channel_log
 from lakeclone.channels.compaction import ENABLED_CONF, CompactionPolicy
-from lakeclone.channels.convert import RowConverter, UnsupportedColumnType, staging_schema
+from lakeclone.channels.convert import RowConverter, UnsupportedColumnType, json_text, staging_schema
 from lakeclone.channels.work import (
     ChannelErrors,
     CompactChannelTable,
@@ -783,7 +783,7 @@ class Channel:
 
 
 def _frame(spark: SparkSession, schema: StructType, tables: list[pa.Table]) -> DataFrame:
-    """The buffered rows as a frame of the table's schema; VARIANT values arrive as JSON text and are parsed by Spark.
+    """The buffered rows as a frame of the table's schema; VARIANT and ARRAY values arrive as JSON text, parsed by Spark.
 
     The rows go to the JVM as Arrow batches (the client's session has Spark
     parse them in the write's tasks), one file per flush up to
@@ -791,7 +791,6 @@ def _frame(spark: SparkSession, schema: StructType, tables: list[pa.Table]) -> D
     """
     import pyarrow as pa
     from pyspark.sql import functions as F
-    from pyspark.sql.types import VariantType
 
     staging = staging_schema(schema)
     rows = sum(table.num_rows for table in tables)
@@ -799,8 +798,9 @@ def _frame(spark: SparkSession, schema: StructType, tables: list[pa.Table]) -> D
         frame = spark.createDataFrame(pa.concat_tables(tables), staging).coalesce(-(-rows // _ROWS_PER_FILE))
     else:
         frame = spark.createDataFrame([], staging)
-    variants = {f.name for f in schema.fields if isinstance(f.dataType, VariantType)}
-    if not variants:
+    if not any(json_text(f) for f in schema.fields):
         return frame
-    columns = [F.parse_json(F.col(f.name)).alias(f.name) if f.name in variants else F.col(f.name) for f in schema.fields]
+    columns = [
+        F.parse_json(F.col(f.name)).cast(f.dataType).alias(f.name) if json_text(f) else F.col(f.name) for f in schema.fields
+    ]
     return frame.select(*columns)

@@ -2,8 +2,10 @@
 
 Each failed conversion is an error for its row naming its column; a row with
 any error is not loaded. Strings become dates, timestamps, booleans, numbers,
-binary (from hex) and VARIANT (parsed as JSON); epoch numbers (and numeric
-strings) become dates and timestamps with Snowflake's rule for their unit.
+binary (from hex) and VARIANT, ARRAY and OBJECT (parsed as JSON: a value
+that is not an array goes into an ARRAY as an array of one, one that is not
+an object is refused by an OBJECT); epoch numbers (and numeric strings)
+become dates and timestamps with Snowflake's rule for their unit.
 """
 
 from __future__ import annotations
@@ -17,11 +19,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from lakeclone.engine.schema import declared_semi_structured
 from lakeclone.errors import InsertError
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from pyspark.sql.types import DataType, StructType
+    from pyspark.sql.types import DataType, StructField, StructType
 
 
 class ConversionError(ValueError):
@@ -227,6 +230,38 @@ def _to_variant_json(value: Any) -> str:
         raise ConversionError(f"Value cannot be stored as VARIANT: {error}") from None
 
 
+def _parsed_json(value: Any) -> Any:
+    """A string as the JSON value it holds; any other value as it is."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        raise ConversionError(f"Error parsing JSON: '{value[:80]}'") from None
+
+
+def _to_array_json(value: Any) -> str:
+    """ARRAY as JSON text: a list (or a JSON array) as it is; any other value in an array of one, as Snowpipe Streaming does."""
+    parsed = _parsed_json(value)
+    if not isinstance(parsed, (list, tuple)):
+        parsed = [parsed]
+    try:
+        return json.dumps(parsed, default=_json_default)
+    except (TypeError, ValueError) as error:
+        raise ConversionError(f"Value cannot be stored as ARRAY: {error}") from None
+
+
+def _to_object_json(value: Any) -> str:
+    """OBJECT as JSON text: a dict with string keys (or a JSON object); anything else is refused."""
+    parsed = _parsed_json(value)
+    if not isinstance(parsed, Mapping) or not all(isinstance(key, str) for key in parsed):
+        raise ConversionError(f"Value of type {type(value).__name__} cannot be stored as OBJECT: it is not a JSON object")
+    try:
+        return json.dumps(parsed, default=_json_default)
+    except (TypeError, ValueError) as error:
+        raise ConversionError(f"Value cannot be stored as OBJECT: {error}") from None
+
+
 def _to_array(element: Callable[[Any], Any]) -> Callable[[Any], list[Any]]:
     def convert(value: Any) -> list[Any]:
         if isinstance(value, str):
@@ -267,6 +302,24 @@ def converter(data_type: DataType) -> Callable[[Any], Any]:
     if isinstance(data_type, T.ArrayType):
         return _to_array(converter(data_type.elementType))
     raise UnsupportedColumnType(data_type.simpleString())
+
+
+def field_converter(field: StructField) -> Callable[[Any], Any]:
+    """The conversion of a Python value to a column: its type's, or a semi-structured ARRAY's or OBJECT's."""
+    from pyspark.sql.types import ArrayType, VariantType
+
+    if declared_semi_structured(field) == "OBJECT":
+        return _to_object_json
+    if field.dataType == ArrayType(VariantType()):
+        return _to_array_json
+    return converter(field.dataType)
+
+
+def json_text(field: StructField) -> bool:
+    """Whether a column's values reach Spark as JSON text: a VARIANT, or an array of them (a semi-structured ARRAY)."""
+    from pyspark.sql.types import ArrayType, VariantType
+
+    return field.dataType in (VariantType(), ArrayType(VariantType()))
 
 
 class UnsupportedColumnType(Exception):
@@ -334,7 +387,7 @@ class RowConverter:
         return cls(
             tuple(f.name for f in schema.fields),
             tuple(f.nullable for f in schema.fields),
-            tuple(converter(f.dataType) for f in schema.fields),
+            tuple(field_converter(f) for f in schema.fields),
             tuple(_unchanged_types(f.dataType) for f in schema.fields),
             _arrow_schema(schema),
         )
@@ -434,12 +487,10 @@ class RowConverter:
 
 
 def staging_schema(schema: StructType) -> StructType:
-    """The schema rows reach Spark in: VARIANT columns as JSON text, which Spark's ``parse_json`` makes variants."""
-    from pyspark.sql.types import StringType, StructField, StructType, VariantType
+    """The schema rows reach Spark in: VARIANT and ARRAY columns as JSON text, which Spark's ``parse_json`` reads."""
+    from pyspark.sql.types import StringType, StructField, StructType
 
-    return StructType(
-        [StructField(f.name, StringType(), True) if isinstance(f.dataType, VariantType) else f for f in schema.fields]
-    )
+    return StructType([StructField(f.name, StringType(), True) if json_text(f) else f for f in schema.fields])
 
 
 def _arrow_schema(schema: StructType) -> pa.Schema:

@@ -273,24 +273,29 @@ def _spark_forms(expression: exp.Expr) -> exp.Expr:
     ``x <> ALL (SELECT ...)``, which Spark has no syntax for. ``SAMPLE``
     becomes a filter or an ordering by ``rand()`` (see :func:`_sampled`).
     """
-    for identifier in expression.find_all(exp.Identifier):
+    # A holder, so that the root itself can be rewritten (an UPDATE's SET value that is one PARSE_JSON call).
+    holder = exp.Paren(this=expression)
+    for identifier in holder.find_all(exp.Identifier):
         # Spark reads `$` in no unquoted name; Snowflake's METADATA$ACTION needs quoting there.
         if "$" in identifier.name:
             identifier.set("quoted", True)
-    for node in list(expression.find_all(exp.NEQ)):
+    for node in list(holder.find_all(exp.NEQ)):
         quantified = node.expression
         if isinstance(quantified, exp.All) and isinstance(quantified.this, exp.Query):
             node.replace(exp.not_(exp.In(this=node.this, query=exp.Subquery(this=quantified.this))))
-    for parsed in list(expression.find_all(exp.ParseJSON)):
+    for constructed in list(holder.find_all(exp.Struct)):
+        # Snowflake's OBJECT_CONSTRUCT (and {'k': v}) makes an OBJECT, a VARIANT; sqlglot writes Spark's STRUCT.
+        constructed.replace(exp.Anonymous(this="to_variant_object", expressions=[constructed.copy()]))
+    for parsed in list(holder.find_all(exp.ParseJSON)):
         # sqlglot writes PARSE_JSON(x) as x for Spark, whose older versions had no VARIANT.
         function = "try_parse_json" if parsed.args.get("safe") else "parse_json"
         parsed.replace(exp.Anonymous(this=function, expressions=[parsed.this]))
-    for extract in list(expression.find_all(exp.JSONExtract)):
+    for extract in list(holder.find_all(exp.JSONExtract)):
         if extract.args.get("variant_extract") and isinstance(extract.expression, exp.JSONPath):
             # Snowflake's v:a.b[0] reads a VARIANT; Spark's get_json_object, sqlglot's spelling, reads JSON text.
             path = exp.Literal.string(_variant_path(extract.expression))
             extract.replace(exp.Anonymous(this="variant_get", expressions=[extract.this, path]))
-    for added in list(expression.find_all(exp.DateAdd)):
+    for added in list(holder.find_all(exp.DateAdd)):
         unit = added.text("unit").upper()
         if unit == "NANOSECOND":
             raise SqlCompilationError(
@@ -312,11 +317,12 @@ def _spark_forms(expression: exp.Expr) -> exp.Expr:
                 start = exp.cast(start, exp.DataType.build("TIMESTAMP_NTZ"))
             interval = exp.Anonymous(this="make_interval", expressions=parts)
             added.replace(exp.paren(exp.Add(this=start, expression=interval)))
-    for sample in list(expression.find_all(exp.TableSample)):
+    for sample in list(holder.find_all(exp.TableSample)):
         source = sample.parent
         if isinstance(source, (exp.Table, exp.Subquery)) and sample.arg_key == "sample":
             source.replace(_sampled(source, sample))
-    return expression
+    rewritten: exp.Expr = holder.this
+    return rewritten
 
 
 def _variant_path(path: exp.JSONPath) -> str:

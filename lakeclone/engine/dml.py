@@ -17,7 +17,7 @@ from lakeclone.delta import statements
 from lakeclone.dialect import expressions as lx
 from lakeclone.engine import needs, registry, results
 from lakeclone.engine.compiler import check_table_clauses, spark_sql, to_spark
-from lakeclone.engine.schema import conform, sql_type
+from lakeclone.engine.schema import assigned, conform
 from lakeclone.engine.work import Rewrite
 from lakeclone.errors import ExecutionError, SqlCompilationError, UnsupportedStatementError
 from lakeclone.spark_errors import DUPLICATE_MERGE_MATCH, spark_errors
@@ -71,7 +71,7 @@ def _sql(node: exp.Expression, execution: Execution) -> str:
 
 def _cast(value: str, field: StructField) -> str:
     """A value cast to its column's type, as Snowflake assigns values (``'42'`` into an INT)."""
-    return f"CAST(({value}) AS {sql_type(field.dataType)})"
+    return assigned(value, field)
 
 
 def _condition(node: exp.Expression | None, execution: Execution) -> str | None:

@@ -15,6 +15,7 @@ from lakeclone.catalog.names import schema_name
 from lakeclone.dialect import expressions as lx
 from lakeclone.engine import needs, registry, results, session_parameters
 from lakeclone.engine.objects import require_database
+from lakeclone.engine.schema import type_text
 from lakeclone.errors import ObjectNotFoundError, SqlCompilationError, UnsupportedStatementError
 from lakeclone.timetravel import literal_int
 
@@ -295,7 +296,7 @@ def _describe_table(execution: Execution) -> DataFrame:
         data.append(
             (
                 field.name,
-                field.dataType.simpleString().upper(),
+                type_text(field),
                 "COLUMN",
                 "Y" if field.nullable else "N",
                 extra.get("default"),

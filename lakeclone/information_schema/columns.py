@@ -12,13 +12,14 @@ from sqlglot import exp
 from lakeclone.catalog.entries import ViewEntry
 from lakeclone.engine import registry, results
 from lakeclone.engine.compiler import spark_sql
+from lakeclone.engine.schema import BINARY_LENGTH, TEXT_LENGTH, snowflake_type
 from lakeclone.engine.show import matches, scope_schemas
 from lakeclone.errors import ObjectNotFoundError
 from lakeclone.information_schema.visibility import sees, visible_keys
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
-    from pyspark.sql.types import DataType, StructField
+    from pyspark.sql.types import StructField
 
     from lakeclone.catalog.entries import SchemaEntry, TableEntry
     from lakeclone.catalog.names import QualifiedName
@@ -30,10 +31,6 @@ SHOW_COLUMNS_SCHEMA = (
     "table_name STRING, schema_name STRING, column_name STRING, data_type STRING, `null?` STRING, default STRING, "
     "kind STRING, expression STRING, comment STRING, database_name STRING, autoincrement STRING"
 )
-
-# Snowflake's length of a VARCHAR declared without one, and of a BINARY.
-TEXT_LENGTH = 16_777_216
-BINARY_LENGTH = 8_388_608
 
 
 @dataclass(frozen=True)
@@ -69,44 +66,6 @@ def table_or_view(catalog: Catalog, name: QualifiedName, *, views_only: bool = F
     """The live table (unless ``views_only``) or view ``name`` names; None if none."""
     table = None if views_only else catalog.table(name.database, name.schema, name.name)
     return table or catalog.view(name.database, name.schema, name.name)
-
-
-def named_types() -> dict[type[DataType], str]:
-    """Snowflake's names of the Spark types that have one and no length or precision."""
-    from pyspark.sql import types as T
-
-    return {
-        T.BooleanType: "BOOLEAN",
-        T.DateType: "DATE",
-        T.TimestampType: "TIMESTAMP_LTZ",
-        T.TimestampNTZType: "TIMESTAMP_NTZ",
-        T.BinaryType: "BINARY",
-        T.VariantType: "VARIANT",
-    }
-
-
-def snowflake_type(field: StructField) -> tuple[str, int | None, int | None, int | None]:
-    """A column's type as Snowflake's INFORMATION_SCHEMA.COLUMNS gives it: (DATA_TYPE, length, precision, scale)."""
-    from pyspark.sql import types as T
-
-    kind = field.dataType
-    if isinstance(kind, (T.ByteType, T.ShortType, T.IntegerType, T.LongType)):
-        return "NUMBER", None, 38, 0
-    if isinstance(kind, T.DecimalType):
-        return "NUMBER", None, kind.precision, kind.scale
-    if isinstance(kind, (T.FloatType, T.DoubleType)):
-        return "FLOAT", None, None, None
-    if isinstance(kind, (T.StringType, T.CharType, T.VarcharType)):
-        declared = str(field.metadata.get("__CHAR_VARCHAR_TYPE_STRING", ""))
-        length = int(declared[declared.index("(") + 1 : -1]) if "(" in declared else TEXT_LENGTH
-        return "TEXT", length, None, None
-    named: dict[type[DataType], str] = {
-        **named_types(),
-        T.ArrayType: "ARRAY",
-        T.MapType: "OBJECT",
-        T.StructType: "OBJECT",
-    }
-    return named.get(type(kind), kind.simpleString().upper()), None, None, None
 
 
 def type_document(field: StructField) -> str:

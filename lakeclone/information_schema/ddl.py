@@ -19,9 +19,10 @@ from sqlglot import exp
 from lakeclone.catalog import parameters as params
 from lakeclone.dialect import table_reference
 from lakeclone.engine import registry, results
+from lakeclone.engine.schema import declared_semi_structured, snowflake_type
 from lakeclone.engine.show import table_attributes
 from lakeclone.errors import ObjectNotFoundError, SqlCompilationError
-from lakeclone.information_schema.columns import Column, named_types, table_columns
+from lakeclone.information_schema.columns import Column, table_columns
 from lakeclone.information_schema.visibility import sees, visible_keys
 
 if TYPE_CHECKING:
@@ -176,9 +177,14 @@ def ddl_type(field: StructField) -> str:
         T.LongType: "BIGINT",
         T.FloatType: "REAL",
         T.DoubleType: "FLOAT",
-        **named_types(),
     }
-    return named.get(type(kind), kind.simpleString().upper())
+    if type(kind) in named:
+        return named[type(kind)]
+    if declared_semi_structured(field) is not None:
+        return snowflake_type(field)[0]
+    if isinstance(kind, (T.ArrayType, T.MapType, T.StructType)):
+        return kind.simpleString().upper()
+    return snowflake_type(field)[0]
 
 
 def _parameters(values: dict[str, str]) -> list[str]:

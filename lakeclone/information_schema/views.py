@@ -18,8 +18,9 @@ from sqlglot import exp
 from lakeclone.catalog import parameters as params
 from lakeclone.catalog.entries import ObjectKind
 from lakeclone.engine import results
+from lakeclone.engine.schema import snowflake_type
 from lakeclone.engine.show import table_attributes
-from lakeclone.information_schema.columns import Column, snowflake_type, table_columns, view_columns
+from lakeclone.information_schema.columns import Column, table_columns, view_columns
 from lakeclone.information_schema.visibility import sees, visible_keys
 
 if TYPE_CHECKING:

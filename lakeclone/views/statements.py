@@ -18,6 +18,7 @@ from lakeclone.engine.compiler import spark_sql
 from lakeclone.engine.context import SessionContext
 from lakeclone.engine.ddl import check_column_names
 from lakeclone.engine.objects import properties_of, require_free_name, require_schema, store_parameters
+from lakeclone.engine.schema import type_text
 from lakeclone.engine.show import matches, scope_schemas
 from lakeclone.errors import ObjectExistsError, ObjectNotFoundError, SqlCompilationError
 
@@ -190,8 +191,7 @@ def describe_view(execution: Execution) -> DataFrame:
     reference = exp.table_(view.name, db=view.schema, catalog=view.database, quoted=True)
     schema = execution.spark.sql(spark_sql(exp.select("*").from_(reference), execution.tables)).schema
     data = [
-        (field.name, field.dataType.simpleString().upper(), "COLUMN", "Y" if field.nullable else "N", None, "N", "N", None)
-        for field in schema.fields
+        (field.name, type_text(field), "COLUMN", "Y" if field.nullable else "N", None, "N", "N", None) for field in schema.fields
     ]
     return results.rows(execution.spark, DESCRIBE_SCHEMA, data)
 
