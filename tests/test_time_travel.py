@@ -288,6 +288,7 @@ def test_describe_history(hist: History) -> None:
         stamp = commit.timestamp.replace(tzinfo=dt.timezone.utc)
         assert start <= stamp < end, commit.version
         assert commit.queryId == hist.query_ids[commit.version]
+        assert commit.userName == hist.lake.current_user  # who ran the statement, where Delta leaves it empty
     assert commits[0].operationParameters == {"predicate": "ID = 1"}
     assert commits[0].operationMetrics["numDeletedRows"] == "1"
     assert commits[2].operationParameters == {"mode": "Append", "partitionBy": "[]"}  # Delta's own

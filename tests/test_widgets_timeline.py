@@ -269,6 +269,7 @@ def test_picking_a_version_shows_its_parameters_and_metrics(lake, aged_table):
     widget.selected_version = 2
 
     assert "<b>v2</b> · UPDATE" in widget.details.value
+    assert f" · {lake.current_user} · " in widget.details.value and "unknown user" not in widget.details.value
     assert "numUpdatedRows" in widget.details.value
     assert "operationParameters" in widget.details.value
     assert widget.table.value.count("font-weight:bold") == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
+from collections.abc import Collection
 
 from lakeclone.catalog.db import CatalogConnection, optional_timestamp, parse_timestamp, timestamp_text
 from lakeclone.catalog.entries import QueryEntry, QueryOrigin
@@ -94,6 +95,18 @@ class QueryStore(CatalogConnection):
     def query(self, query_id: str) -> QueryEntry | None:
         row = self._db.execute("SELECT * FROM queries WHERE id = ?", (query_id,)).fetchone()
         return _query(row) if row else None
+
+    def query_users(self, query_ids: Collection[str]) -> dict[str, str]:
+        """The user who ran each of the statements ``query_ids`` name, by query id (those the history has)."""
+        found: dict[str, str] = {}
+        ids = sorted(set(query_ids))
+        # SQLite's default limit on a statement's parameters is 999: ask in chunks below it.
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            for row in self._db.execute(f"SELECT id, user_name FROM queries WHERE id IN ({marks})", chunk):
+                found[row["id"]] = row["user_name"]
+        return found
 
 
 def _storable(text: str) -> str:

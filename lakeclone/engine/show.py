@@ -333,11 +333,13 @@ def history(execution: Execution) -> DataFrame:
     limit = expression.args.get("limit")
     if limit is not None:
         commits = commits[: max(literal_int(limit, "LIMIT"), 0)]
+    # Delta's userName is empty in a Spark session: lakeclone's user who ran the commit's statement stands there.
+    users = execution.catalog.query_users([c.query_id for c in commits if c.query_id])
     data = [
         (
             c.version,
             _utc(c.timestamp),
-            None,
+            users.get(c.query_id) if c.query_id else None,
             c.operation,
             None if parameters_hidden else dict(c.parameters),
             c.read_version,
