@@ -181,6 +181,7 @@ def test_static_fallback_and_figure(team: lakeclone.Lake) -> None:
     figure = plot_grants(data)
     labels = [t.get_text() for t in figure.axes[0].texts if t.get_gid() == "cell-label"]
     assert "OWN" in labels and "INS*" in labels and "(SEL)" in labels
+    assert "USAGE" in labels and "USA" not in labels  # a short privilege is spelled out
     assert len([p for p in figure.axes[0].patches if p.get_gid() == "cell"]) == len(data.objects) * len(data.roles)
     assert grants_html(data).count("<tr") == len(data.objects) + 1
 

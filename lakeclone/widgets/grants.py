@@ -289,14 +289,15 @@ STANDING_LABELS: Mapping[Standing, str] = {
 
 def _abbreviation(granted: Granted) -> str:
     words = granted.privilege.replace(OWNERSHIP, "OWN").split()
-    text = "".join(w[0] for w in words) if len(words) > 1 else words[0][:3]
+    # Three letters are unambiguous for the long words (SEL, INS, MON); a short one is spelled out (USAGE, not USA).
+    text = "".join(w[0] for w in words) if len(words) > 1 else words[0] if len(words[0]) <= 5 else words[0][:3]
     return text + ("*" if granted.grant_option and granted.privilege != OWNERSHIP and granted.through is None else "")
 
 
 def plot_grants(data: GrantsData) -> Figure:
     """Draw the matrix: one row per object, one column per role, each cell coloured by :class:`Standing`.
 
-    Cells carry the privileges' abbreviations (``SEL``, ``INS``, ``OWN``, ``CT`` for CREATE TABLE, ``*`` for
+    Cells carry the privileges' abbreviations (``SEL``, ``INS``, ``OWN``, ``USAGE``, ``CT`` for CREATE TABLE, ``*`` for
     grant option); rows of tables with protected columns say ``[protected]``. Artists carry gids:
     ``cell`` (the squares) and ``cell-label``.
     """
