@@ -263,6 +263,19 @@ def test_query_ids_show_in_full_and_wide_tables_scroll_in_place(lake, aged_table
     assert float(widget.version_picker.layout.width.removesuffix("em")) >= 0.6 * longest + 6
 
 
+def test_a_merges_clause_conditions_show_without_sparks_attribute_ids(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (id INT, v STRING); CREATE TABLE s (id INT, v STRING); INSERT INTO s VALUES (1, 'a')")
+    lake.sql(
+        "MERGE INTO t USING s ON t.id = s.id WHEN MATCHED AND s.v = 'b' THEN UPDATE SET v = s.v "
+        "WHEN NOT MATCHED AND s.id > 0 THEN INSERT (id, v) VALUES (s.id, s.v)"
+    )
+    recorded = lake.sql("DESCRIBE HISTORY t LIMIT 1").collect()[0].operationParameters["notMatchedPredicates"]
+    assert "(ID#" in recorded  # Delta records the condition as Spark analysed it
+    widget = timeline(lake, "t")
+    widget.selected_version = 1
+    assert "(ID &gt; 0)" in widget.details.value and "#" not in widget.details.value.split("operationParameters")[1]
+
+
 def test_picking_a_version_shows_its_parameters_and_metrics(lake, aged_table):
     widget = timeline(lake, aged_table)
 

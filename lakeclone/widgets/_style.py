@@ -22,6 +22,7 @@ from __future__ import annotations
 import datetime as dt
 import html
 import io
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -269,7 +270,9 @@ def html_table(
 
 
 def key_value_table(title: str, values: Mapping[str, str]) -> str:
-    """A two-column HTML table of a string map, sorted by key, under a bold title.
+    """A two-column HTML table of a string map, sorted by key, under a bold title; long values wrap.
+
+    Values are shown without Spark's attribute ids (see :func:`without_attribute_ids`).
 
     Example:
         >>> "numFiles" in key_value_table("Metrics", {"numFiles": "3"})
@@ -277,8 +280,30 @@ def key_value_table(title: str, values: Mapping[str, str]) -> str:
     """
     if not values:
         return f"<b>{html.escape(title)}</b><br><i>none</i>"
-    rows = [[html.escape(key), html.escape(str(values[key]))] for key in sorted(values)]
-    return f"<b>{html.escape(title)}</b>" + html_table(["key", "value"], rows)
+    rows = [[html.escape(key), _breakable(without_attribute_ids(str(values[key])))] for key in sorted(values)]
+    return f"<b>{html.escape(title)}</b>" + html_table(["key", "value"], rows, wrapping_columns=[1])
+
+
+# An attribute id Spark gives each column of a plan (``METADATA$ACTION#5601``, ``ID#65L``), after the column's name.
+_ATTRIBUTE_ID = re.compile(r"(?<=[\w$`])#\d+L?\b")
+
+
+def without_attribute_ids(text: str) -> str:
+    """``text`` (a predicate Delta recorded from Spark's plan) without the attribute ids after column names.
+
+    Delta records a MERGE clause's condition as Spark analysed it, each column
+    with its id, which means nothing to the reader.
+
+    Example:
+        >>> without_attribute_ids('[{"predicate":"(METADATA$ACTION#5601 = DELETE)","actionType":"delete"}]')
+        '[{"predicate":"(METADATA$ACTION = DELETE)","actionType":"delete"}]'
+    """
+    return _ATTRIBUTE_ID.sub("", text)
+
+
+def _breakable(text: str) -> str:
+    """``text`` escaped for HTML, with a break opportunity after each comma (a JSON list of clauses wraps there)."""
+    return html.escape(text).replace(",", ",<wbr>")
 
 
 def figure_to_png(figure: Figure, *, dpi: int = 100) -> bytes:
