@@ -385,6 +385,16 @@ def test_text_is_never_substituted_from_settings_or_the_environment(lake: lakecl
     assert [(r["name"], r["comment"]) for r in shown] == [("${env:HOME}", "${env:HOME}")]
 
 
+def test_a_values_table_names_its_columns_as_snowflake_does(lake: lakeclone.Lake) -> None:
+    frame = lake.sql("SELECT * FROM VALUES (1, 'a'), (2, 'b')")
+    assert frame.columns == ["COLUMN1", "COLUMN2"] and [tuple(r) for r in frame.collect()] == [(1, "a"), (2, "b")]
+    assert rows(lake, "SELECT $2, column1 FROM VALUES (1, 'a')") == [("a", 1)]
+    assert rows(lake, "SELECT v.$2 FROM VALUES (1, 'a') AS v") == [("a",)]
+    assert rows(lake, "SELECT x FROM VALUES (1) AS v(x)") == [(1,)]  # a column list of the query's own stands
+    lake.sql("CREATE TABLE t (id INT); INSERT INTO t SELECT $1 FROM VALUES (6), (7)")
+    assert rows(lake, "SELECT id FROM t ORDER BY id") == [(6,), (7,)]
+
+
 def test_variant_values_are_made_with_parse_json_and_read_by_path(lake: lakeclone.Lake) -> None:
     lake.sql("CREATE TABLE docs (id INT, v VARIANT)")
     lake.sql("""INSERT INTO docs SELECT 1, PARSE_JSON('{"a": {"b": 3}, "tags": ["x", "y"], "odd key": true}')""")

@@ -283,6 +283,9 @@ def _spark_forms(expression: exp.Expr) -> exp.Expr:
         quantified = node.expression
         if isinstance(quantified, exp.All) and isinstance(quantified.this, exp.Query):
             node.replace(exp.not_(exp.In(this=node.this, query=exp.Subquery(this=quantified.this))))
+    for values in list(holder.find_all(exp.Values)):
+        if isinstance(values.parent, (exp.From, exp.Join)):
+            _name_values_columns(values)
     for constructed in list(holder.find_all(exp.Struct)):
         # Snowflake's OBJECT_CONSTRUCT (and {'k': v}) makes an OBJECT, a VARIANT; sqlglot writes Spark's STRUCT.
         constructed.replace(exp.Anonymous(this="to_variant_object", expressions=[constructed.copy()]))
@@ -323,6 +326,32 @@ def _spark_forms(expression: exp.Expr) -> exp.Expr:
             source.replace(_sampled(source, sample))
     rewritten: exp.Expr = holder.this
     return rewritten
+
+
+def _name_values_columns(values: exp.Values) -> None:
+    """A VALUES table's columns named as Snowflake names them, COLUMN1, COLUMN2, …, and ``$n`` read as COLUMNn.
+
+    Spark names them col1, col2, …; a column list the query gives
+    (``AS t(a, b)``) stands. Staged files' ``$n`` are bound before this.
+    """
+    alias = values.args.get("alias")
+    if isinstance(alias, exp.TableAlias) and alias.columns:
+        return
+    first = values.expressions[0] if values.expressions else None
+    width = len(first.expressions) if isinstance(first, exp.Tuple) else 1
+    name = alias.this.copy() if isinstance(alias, exp.TableAlias) and alias.this else exp.to_identifier("LC_VALUES")
+    values.set("alias", exp.TableAlias(this=name, columns=[exp.to_identifier(f"COLUMN{i}") for i in range(1, width + 1)]))
+    select = values.find_ancestor(exp.Select)
+    if select is None:
+        return
+    for node in positional_columns(select):
+        if node.find_ancestor(exp.Select) is not select:
+            continue
+        column = exp.to_identifier(f"COLUMN{node.this.name}")
+        if isinstance(node.parent, exp.Column) and node.arg_key == "this":
+            node.replace(column)
+        else:
+            node.replace(exp.column(column))
 
 
 def _variant_path(path: exp.JSONPath) -> str:
