@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
@@ -141,9 +142,13 @@ def type_text(field: StructField) -> str:
     return name
 
 
+# A name Snowflake reads without quotes (and upper-cases).
+PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
+
+
 def quoted_if_needed(name: str) -> str:
-    """A name as Snowflake writes it: bare when it reads back as itself, else in double quotes."""
-    if name.isidentifier() and name.upper() == name:
+    """A name as a statement spells it: bare when it reads back as itself, else in double quotes."""
+    if PLAIN_NAME.fullmatch(name) and name == name.upper():
         return name
     return '"' + name.replace('"', '""') + '"'
 

@@ -19,7 +19,7 @@ from sqlglot import exp
 from lakeclone.catalog import parameters as params
 from lakeclone.dialect import table_reference
 from lakeclone.engine import registry, results
-from lakeclone.engine.schema import declared_semi_structured, snowflake_type
+from lakeclone.engine.schema import PLAIN_NAME, declared_semi_structured, quoted_if_needed, snowflake_type
 from lakeclone.engine.show import table_attributes
 from lakeclone.errors import ObjectNotFoundError, SqlCompilationError
 from lakeclone.information_schema.columns import Column, table_columns
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from lakeclone.engine.executor import Execution
     from lakeclone.engine.tables import Tables
 
-_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
 _KINDS = ("TABLE", "VIEW", "SCHEMA", "DATABASE")
 
 
@@ -65,7 +64,7 @@ def object_ddl(tables: Tables, kind: str, name: str, *, qualified: bool) -> str:
     """The DDL of the ``kind`` object ``name`` names (as a statement would name it), if the role sees it."""
     catalog = tables.catalog
     if kind == "DATABASE":
-        database = catalog.database(name.upper() if _PLAIN_NAME.fullmatch(name) else name)
+        database = catalog.database(name.upper() if PLAIN_NAME.fullmatch(name) else name)
         if database is None or not _sees(tables, "DATABASES", (database.name,)):
             raise ObjectNotFoundError(name, "Database")
         return database_ddl(tables, database, qualified=qualified)
@@ -106,7 +105,7 @@ def table_ddl(tables: Tables, entry: TableEntry, *, qualified: bool) -> str:
 
 def view_ddl(tables: Tables, view: ViewEntry, *, qualified: bool) -> str:
     """``create or replace view name (columns) [COMMENT = '…'] as <its query>;``."""
-    columns = ", ".join(_identifier(column) for column in view.columns)
+    columns = ", ".join(quoted_if_needed(column) for column in view.columns)
     comment = _parameters({"COMMENT": tables.catalog.parameters(view.id).get("COMMENT", "")})
     name = _name(view.database, view.schema, view.name, qualified=qualified)
     return f"create or replace view {name} ({columns}){_suffix(comment)} as {view.definition.strip()};"
@@ -121,7 +120,7 @@ def database_ddl(tables: Tables, database: DatabaseEntry, *, qualified: bool) ->
     """The database's DDL, then each schema's the role may use."""
     catalog = tables.catalog
     clauses = _parameters(catalog.parameters(database.id))
-    statements = [f"create or replace database {_identifier(database.name)}{_suffix(clauses)};"]
+    statements = [f"create or replace database {quoted_if_needed(database.name)}{_suffix(clauses)};"]
     schemas = visible_keys(tables, "SCHEMAS")
     seen = _Seen(tables)
     for schema in catalog.schemas(database):
@@ -149,7 +148,7 @@ def _schema_ddl(tables: Tables, schema: SchemaEntry, seen: _Seen, *, qualified: 
 
 def _column(column: Column) -> str:
     field = column.field
-    parts = [_identifier(field.name), ddl_type(field)]
+    parts = [quoted_if_needed(field.name), ddl_type(field)]
     if not field.nullable:
         parts.append("NOT NULL")
     if column.default is not None:
@@ -205,14 +204,7 @@ def _suffix(clauses: list[str]) -> str:
 
 
 def _name(*parts: str, qualified: bool) -> str:
-    return ".".join(_identifier(part) for part in (parts if qualified else parts[-1:]))
-
-
-def _identifier(name: str) -> str:
-    """A name as a statement spells it: plain when it reads back the same, else quoted."""
-    if _PLAIN_NAME.fullmatch(name) and name == name.upper():
-        return name
-    return '"' + name.replace('"', '""') + '"'
+    return ".".join(quoted_if_needed(part) for part in (parts if qualified else parts[-1:]))
 
 
 def _string(text: str) -> str:
