@@ -167,6 +167,16 @@ def test_not_null_violation_in_update_changes_nothing(people: lakeclone.Lake) ->
 # UPDATE / DELETE -----------------------------------------------------------------------------------
 
 
+def test_a_target_column_is_named_as_a_query_names_it(lake: lakeclone.Lake) -> None:
+    lake.sql('CREATE TABLE t ("lower" INT, upper_case INT); INSERT INTO t VALUES (1, 2)')
+    lake.sql('UPDATE t SET "lower" = 10, Upper_Case = 20')  # quoted exactly as created; unquoted in any case
+    lake.sql('INSERT INTO t ("lower", UPPER_CASE) VALUES (3, 4)')
+    assert rows(lake, 'SELECT "lower", upper_case FROM t ORDER BY 1') == [(3, 4), (10, 20)]
+    with pytest.raises(lakeclone.LakecloneError, match="invalid identifier 'LOWER'"):
+        lake.sql('UPDATE t SET "LOWER" = 0')
+    assert rows(lake, 'SELECT "lower" FROM t ORDER BY 1') == [(3,), (10,)]
+
+
 def test_update_with_where(people: lakeclone.Lake) -> None:
     lake = people
     assert result(lake, "UPDATE people SET age = age + 1, name = UPPER(name) WHERE age >= 40") == {

@@ -23,6 +23,7 @@ from lakeclone.clustering.keys import key_columns
 from lakeclone.delta import statements
 from lakeclone.dialect import expressions as lx
 from lakeclone.engine import needs, registry
+from lakeclone.engine.schema import column_named
 from lakeclone.errors import ConcurrentWriteError, SqlCompilationError
 
 if TYPE_CHECKING:
@@ -49,9 +50,7 @@ def optimize(execution: Execution) -> DataFrame:
     fields = execution.tables.log(entry).schema().fieldNames()
     zorder: list[str] = []
     for column in named:
-        # As a query reads a name: quoted as written, unquoted in any case.
-        quoted = column.this.quoted
-        found = next((f for f in fields if f == column.name or (not quoted and f.upper() == column.name.upper())), None)
+        found = column_named(fields, column)
         if found is None:
             raise SqlCompilationError(f"invalid identifier '{column.name}'")
         if found in zorder:

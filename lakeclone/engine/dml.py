@@ -17,7 +17,7 @@ from lakeclone.delta import statements
 from lakeclone.dialect import expressions as lx
 from lakeclone.engine import needs, registry, results
 from lakeclone.engine.compiler import check_table_clauses, spark_sql, to_spark
-from lakeclone.engine.schema import assigned, conform
+from lakeclone.engine.schema import assigned, column_named, conform
 from lakeclone.engine.work import Rewrite
 from lakeclone.errors import ExecutionError, SqlCompilationError, UnsupportedStatementError
 from lakeclone.spark_errors import DUPLICATE_MERGE_MATCH, spark_errors
@@ -47,11 +47,12 @@ class Target:
     def rewrite(self) -> Rewrite:
         return Rewrite(self.entry, self.version)
 
-    def field(self, name: str) -> StructField:
-        for column in self.schema.fields:
-            if column.name.upper() == name.upper():
-                return column
-        raise SqlCompilationError(f"invalid identifier '{name}'")
+    def field(self, name: exp.Expression | str) -> StructField:
+        """The target's column ``name`` names, as a query reads it (see :func:`column_named`)."""
+        found = column_named(self.schema.fieldNames(), name)
+        if found is None:
+            raise SqlCompilationError(f"invalid identifier '{name if isinstance(name, str) else name.name}'")
+        return self.schema[found]
 
 
 def _target(execution: Execution, table: exp.Table) -> Target:
@@ -235,7 +236,7 @@ def _assignments(pairs: Sequence[exp.Expression], target: Target, execution: Exe
     for pair in pairs:
         if not isinstance(pair, exp.EQ) or not isinstance(pair.this, exp.Column):
             raise SqlCompilationError(f"invalid assignment {pair.sql(dialect='snowflake')}")
-        field = target.field(pair.this.name)
+        field = target.field(pair.this)
         assignments[field.name] = _cast(_sql(pair.expression, execution), field)
     return assignments
 
@@ -355,7 +356,7 @@ def _insert_values(insert: exp.Insert, target: Target, execution: Execution) -> 
         names = target.schema.fieldNames()
     else:
         columns = columns_node.expressions if isinstance(columns_node, exp.Tuple) else [columns_node]
-        names = [target.field(c.name).name for c in columns]
+        names = [target.field(c).name for c in columns]
     if len(names) != len(values):
         raise SqlCompilationError(f"Insert value list does not match column list expecting {len(names)} but got {len(values)}")
     return {name: _cast(_sql(value, execution), target.field(name)) for name, value in zip(names, values, strict=True)}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
@@ -140,6 +140,20 @@ def type_text(field: StructField) -> str:
     if isinstance(kind, T.StructType):
         return "OBJECT(" + ", ".join(f"{quoted_if_needed(f.name)} {type_text(f)}" for f in kind.fields) + ")"
     return name
+
+
+def column_named(columns: Iterable[str], name: exp.Expression | str) -> str | None:
+    """The one of ``columns`` that ``name`` names, as a query reads a name; None if none does.
+
+    A quoted identifier names a column exactly as written; an unquoted one
+    (or a plain string), in any case.
+    """
+    identifier = name.this if isinstance(name, exp.Column) else name
+    if isinstance(identifier, str):
+        wanted, quoted = identifier, False
+    else:
+        wanted, quoted = identifier.name, bool(identifier.args.get("quoted"))
+    return next((c for c in columns if c == wanted or (not quoted and c.upper() == wanted.upper())), None)
 
 
 # A name Snowflake reads without quotes (and upper-cases).

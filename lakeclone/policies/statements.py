@@ -42,6 +42,7 @@ from lakeclone.engine.privileges import (
     owned,
     relation,
 )
+from lakeclone.engine.schema import column_named
 from lakeclone.engine.show import matches, scope_schemas
 from lakeclone.errors import ObjectExistsError, ObjectNotFoundError, SqlCompilationError
 from lakeclone.policies.model import APPLY_ON_ACCOUNT, type_family
@@ -110,7 +111,7 @@ def _column_policy_needs(tables: Tables, expression: exp.Expression) -> Iterator
     replaced = [
         _attached_securable(tables, reference.policy_id)
         for reference in tables.catalog.policy_references(owner.id)
-        if reference.column != OBJECT_LEVEL and _names(column, reference.column)
+        if reference.column != OBJECT_LEVEL and column_named([reference.column], column) is not None
     ]
     policy = expression.args.get("policy")
     set_policy = [relation(tables, policy, (PolicyKind.MASKING.value,))] if policy is not None else []
@@ -131,12 +132,6 @@ def _tag_needs(tables: Tables, expression: exp.Expression) -> Iterator[Requireme
     if owner is not None:
         targets = [item if expression.args.get("unset") else item.this for item in expression.expressions]
         yield _applied(owner, PolicyKind.TAG, [relation(tables, target, (PolicyKind.TAG.value,)) for target in targets])
-
-
-def _names(identifier: exp.Expression, column: str) -> bool:
-    """Whether ``identifier`` names ``column``: exactly, or, unquoted, in any case."""
-    wanted = identifier.name
-    return column == wanted or (not identifier.args.get("quoted") and column.upper() == wanted.upper())
 
 
 def _attached_securable(tables: Tables, policy_id: str) -> Securable:
@@ -346,9 +341,9 @@ def _columns_of(execution: Execution, securable: Securable) -> list[tuple[str, s
 
 
 def _column_named(columns: list[tuple[str, str]], identifier: exp.Expression, owner: Securable) -> tuple[str, str]:
-    for name, kind in columns:
-        if _names(identifier, name):
-            return name, kind
+    found = column_named([name for name, _ in columns], identifier)
+    if found is not None:
+        return found, dict(columns)[found]
     raise SqlCompilationError(f"invalid identifier '{identifier.name}' in {owner.kind.lower()} {owner.name}")
 
 
