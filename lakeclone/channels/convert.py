@@ -216,20 +216,6 @@ def _json_default(value: Any) -> Any:
     raise TypeError(type(value).__name__)
 
 
-def _to_variant_json(value: Any) -> str:
-    """VARIANT as JSON text (Spark's ``parse_json`` makes the variant): a string is parsed as JSON."""
-    if isinstance(value, str):
-        try:
-            json.loads(value)
-        except ValueError:
-            raise ConversionError(f"Error parsing JSON: '{value[:80]}'") from None
-        return value
-    try:
-        return json.dumps(value, default=_json_default)
-    except (TypeError, ValueError) as error:
-        raise ConversionError(f"Value cannot be stored as VARIANT: {error}") from None
-
-
 def _parsed_json(value: Any) -> Any:
     """A string as the JSON value it holds; any other value as it is."""
     if not isinstance(value, str):
@@ -240,15 +226,26 @@ def _parsed_json(value: Any) -> Any:
         raise ConversionError(f"Error parsing JSON: '{value[:80]}'") from None
 
 
+def _json_text(value: Any, kind: str) -> str:
+    """A Python value as JSON text for a column of ``kind`` (VARIANT, ARRAY, OBJECT)."""
+    try:
+        return json.dumps(value, default=_json_default)
+    except (TypeError, ValueError) as error:
+        raise ConversionError(f"Value cannot be stored as {kind}: {error}") from None
+
+
+def _to_variant_json(value: Any) -> str:
+    """VARIANT as JSON text (Spark's ``parse_json`` makes the variant): a string is parsed as JSON."""
+    if isinstance(value, str):
+        _parsed_json(value)  # checked, and passed on as written
+        return value
+    return _json_text(value, "VARIANT")
+
+
 def _to_array_json(value: Any) -> str:
     """ARRAY as JSON text: a list (or a JSON array) as it is; any other value in an array of one, as Snowpipe Streaming does."""
     parsed = _parsed_json(value)
-    if not isinstance(parsed, (list, tuple)):
-        parsed = [parsed]
-    try:
-        return json.dumps(parsed, default=_json_default)
-    except (TypeError, ValueError) as error:
-        raise ConversionError(f"Value cannot be stored as ARRAY: {error}") from None
+    return _json_text(parsed if isinstance(parsed, (list, tuple)) else [parsed], "ARRAY")
 
 
 def _to_object_json(value: Any) -> str:
@@ -256,19 +253,12 @@ def _to_object_json(value: Any) -> str:
     parsed = _parsed_json(value)
     if not isinstance(parsed, Mapping) or not all(isinstance(key, str) for key in parsed):
         raise ConversionError(f"Value of type {type(value).__name__} cannot be stored as OBJECT: it is not a JSON object")
-    try:
-        return json.dumps(parsed, default=_json_default)
-    except (TypeError, ValueError) as error:
-        raise ConversionError(f"Value cannot be stored as OBJECT: {error}") from None
+    return _json_text(parsed, "OBJECT")
 
 
 def _to_array(element: Callable[[Any], Any]) -> Callable[[Any], list[Any]]:
     def convert(value: Any) -> list[Any]:
-        if isinstance(value, str):
-            try:
-                value = json.loads(value)
-            except ValueError:
-                raise ConversionError(f"Error parsing JSON: '{value[:80]}'") from None
+        value = _parsed_json(value)
         if not isinstance(value, (list, tuple)):
             raise ConversionError(f"Value of type {type(value).__name__} cannot be stored as ARRAY")
         return [None if item is None else element(item) for item in value]
