@@ -70,11 +70,6 @@ def _sql(node: exp.Expression, execution: Execution) -> str:
     return spark_sql(node, execution.tables)
 
 
-def _cast(value: str, field: StructField) -> str:
-    """A value cast to its column's type, as Snowflake assigns values (``'42'`` into an INT)."""
-    return assigned(value, field)
-
-
 def _condition(node: exp.Expression | None, execution: Execution) -> str | None:
     where = node.this if isinstance(node, exp.Where) else node
     return None if where is None else _sql(where, execution)
@@ -237,7 +232,7 @@ def _assignments(pairs: Sequence[exp.Expression], target: Target, execution: Exe
         if not isinstance(pair, exp.EQ) or not isinstance(pair.this, exp.Column):
             raise SqlCompilationError(f"invalid assignment {pair.sql(dialect='snowflake')}")
         field = target.field(pair.this)
-        assignments[field.name] = _cast(_sql(pair.expression, execution), field)
+        assignments[field.name] = assigned(_sql(pair.expression, execution), field)
     return assignments
 
 
@@ -359,4 +354,4 @@ def _insert_values(insert: exp.Insert, target: Target, execution: Execution) -> 
         names = [target.field(c).name for c in columns]
     if len(names) != len(values):
         raise SqlCompilationError(f"Insert value list does not match column list expecting {len(names)} but got {len(values)}")
-    return {name: _cast(_sql(value, execution), target.field(name)) for name, value in zip(names, values, strict=True)}
+    return {name: assigned(_sql(value, execution), target.field(name)) for name, value in zip(names, values, strict=True)}
