@@ -179,9 +179,7 @@ def ddl_type(field: StructField) -> str:
     }
     if type(kind) in named:
         return named[type(kind)]
-    if declared_semi_structured(field) is not None:
-        return snowflake_type(field)[0]
-    if isinstance(kind, (T.ArrayType, T.MapType, T.StructType)):
+    if isinstance(kind, (T.ArrayType, T.MapType, T.StructType)) and declared_semi_structured(field) is None:
         return kind.simpleString().upper()
     return snowflake_type(field)[0]
 
