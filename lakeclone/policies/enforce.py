@@ -16,8 +16,8 @@ owner's rights: the querying role needs no privilege on them.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlglot import exp
 from sqlglot.optimizer.simplify import simplify
@@ -37,6 +37,9 @@ if TYPE_CHECKING:
     from lakeclone.engine.tables import Tables
 
 INNER = "LC_PROTECTED"
+
+_Key = TypeVar("_Key")
+_Value = TypeVar("_Value")
 
 # Columns a stream's changes carry besides the table's: they pass through unmasked.
 _METADATA_PREFIX = "METADATA$"
@@ -196,19 +199,30 @@ def _ahead_of_later_predicates(value: exp.Expression) -> exp.Expression:
     return exp.If(this=barrier, true=value, false=value.copy())
 
 
+_CACHE_SIZE = 256
+
+
+def _cached(cache: dict[_Key, _Value], key: _Key, compute: Callable[[], _Value]) -> _Value:
+    """``cache[key]``, computed on a miss; the oldest entry goes when the cache holds _CACHE_SIZE."""
+    if key not in cache:
+        if len(cache) >= _CACHE_SIZE:
+            cache.pop(next(iter(cache)))
+        cache[key] = compute()
+    return cache[key]
+
+
 # Whether a bound policy condition folds to TRUE, by its Spark SQL text: sqlglot's simplifier takes milliseconds.
 _FOLDS_TO_TRUE: dict[str, bool] = {}
-_CACHE_SIZE = 256
 
 
 def _always_true(condition: exp.Expression, text: str) -> bool:
     """Whether a bound policy condition (``text`` in Spark SQL) is TRUE for every row: its session values decide it."""
-    if text not in _FOLDS_TO_TRUE:
-        if len(_FOLDS_TO_TRUE) >= _CACHE_SIZE:
-            _FOLDS_TO_TRUE.pop(next(iter(_FOLDS_TO_TRUE)))
+
+    def folds() -> bool:
         simplified = simplify(condition.copy())
-        _FOLDS_TO_TRUE[text] = isinstance(simplified, exp.Boolean) and simplified.this is True
-    return _FOLDS_TO_TRUE[text]
+        return isinstance(simplified, exp.Boolean) and simplified.this is True
+
+    return _cached(_FOLDS_TO_TRUE, text, folds)
 
 
 def _reads_tables(condition: exp.Expression) -> bool:
@@ -249,11 +263,7 @@ def _visible_condition(
         values = _visible_values(tables, relation, arguments, condition)
         return None if values is None else _literal_condition(arguments, values)
     key = (to_spark(relation), ", ".join(to_spark(argument) for argument in arguments), text)
-    if key not in _VISIBLE:
-        if len(_VISIBLE) >= _CACHE_SIZE:
-            _VISIBLE.pop(next(iter(_VISIBLE)))
-        _VISIBLE[key] = _visible_values(tables, relation, arguments, condition)
-    values_ = _VISIBLE[key]
+    values_ = _cached(_VISIBLE, key, lambda: _visible_values(tables, relation, arguments, condition))
     return None if values_ is None else _literal_condition(arguments, values_)
 
 
