@@ -216,7 +216,8 @@ def test_a_clone_s_owner_cannot_take_off_the_policies_it_inherited(admin: lakecl
 
 @pytest.mark.parametrize("visible", ["as literals", "inlined"])
 @pytest.mark.parametrize(
-    "predicate", ["CASE WHEN tag LIKE 'HIDDEN%' THEN raise_error(tag) ELSE TRUE END", "CAST(tag AS INT) = 1"]
+    "predicate",
+    ["CASE WHEN tag LIKE 'HIDDEN%' THEN raise_error(tag) ELSE TRUE END", "CAST(tag AS INT) = 1", "tag = 1", "id = 4 AND tag > 0"],
 )
 def test_errors_tell_nothing_of_the_rows_a_row_policy_hides(
     admin: lakeclone.Lake, predicate: str, visible: str, monkeypatch: pytest.MonkeyPatch

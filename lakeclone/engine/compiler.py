@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 from sqlglot import exp
@@ -152,23 +152,48 @@ def read_references(expression: exp.Expr) -> list[exp.Table]:
     return [*relation_references(expression), *read]
 
 
-def protected(tables: Tables, name: QualifiedName, relation: exp.Expression) -> exp.Expression:
+def protected(
+    tables: Tables, name: QualifiedName, relation: exp.Expression, predicates: Sequence[exp.Expression] = ()
+) -> exp.Expression:
     """``relation``, bound for what ``name`` names, read through the policies that protect it (see registry.PROTECTORS).
 
     Every binding of a relation goes through here: a table's name, a stream's,
-    a view's, and what a table function reads.
+    a view's, and what a table function reads. ``predicates`` are the
+    conditions the statement itself puts on the relation's rows (see
+    :func:`own_predicates`).
     """
     for protect in registry.PROTECTORS:
-        guarded = protect(tables, name, relation)
+        guarded = protect(tables, name, relation, predicates)
         if guarded is not relation:
             tables.protected.append(name)
         relation = guarded
     return relation
 
 
+def own_predicates(table: exp.Table) -> list[exp.Expression]:
+    """The conjuncts of the WHERE clause of a SELECT that reads ``table`` and nothing else.
+
+    Each is a condition every row the SELECT keeps meets, whatever else the
+    statement does with them. None when the SELECT joins, or ``table``
+    carries a clause (a sample, a pivot) that changes its rows before the
+    WHERE sees them.
+    """
+    select = table.parent.parent if isinstance(table.parent, exp.From) else None
+    if not isinstance(select, exp.Select) or select.args.get("joins") or select.args.get("laterals"):
+        return []
+    if any(table.args.get(key) for key in ("joins", "laterals", "pivots", "sample")):
+        return []
+    where = select.args.get("where")
+    if not isinstance(where, exp.Where):
+        return []
+    condition = where.this
+    conjuncts = condition.flatten() if isinstance(condition, exp.And) else [condition]
+    return [c for c in conjuncts if isinstance(c, exp.Expression)]
+
+
 def _bound_relation(table: exp.Table, tables: Tables) -> exp.Expression:
     """A table reference bound, then read through the policies that protect it."""
-    return protected(tables, tables.name(table), _bound_name(table, tables))
+    return protected(tables, tables.name(table), _bound_name(table, tables), own_predicates(table))
 
 
 def _bound_name(table: exp.Table, tables: Tables) -> exp.Expression:

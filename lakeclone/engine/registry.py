@@ -163,10 +163,13 @@ DROP_RESTRICTIONS: list[Callable[[Execution, list[TableEntry]], None]] = []
 RELATIONS: list[RelationResolver] = []
 """Tried in order when a query names something that is not a live table."""
 
-Protector = Callable[["Tables", "QualifiedName", "exp.Expression"], "exp.Expression"]
+Protector = Callable[["Tables", "QualifiedName", "exp.Expression", "Sequence[exp.Expression]"], "exp.Expression"]
 
 PROTECTORS: list[Protector] = []
-"""Run on each bound table, view or stream reference: the relation read through its policies (or unchanged)."""
+"""Run on each bound table, view or stream reference: the relation read through its policies (or unchanged).
+
+Also given the conditions the statement puts on the relation's rows (compiler.own_predicates).
+"""
 
 TargetFilter = Callable[["Tables", "TableEntry", int, str], "exp.Expression | None"]
 

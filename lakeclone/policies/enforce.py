@@ -16,7 +16,7 @@ owner's rights: the querying role needs no privilege on them.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlglot import exp
@@ -29,7 +29,7 @@ from lakeclone.engine.compiler import bind_tables, read_listed_files, to_spark
 from lakeclone.engine.context import SessionContext
 from lakeclone.engine.privileges import Definer
 from lakeclone.errors import SqlCompilationError
-from lakeclone.policies.model import Protection, column_types, protection
+from lakeclone.policies.model import Protection, column_types, protection, type_family
 
 if TYPE_CHECKING:
     from lakeclone.catalog.names import QualifiedName
@@ -68,8 +68,14 @@ def _protected_object(catalog: Catalog, name: QualifiedName) -> tuple[str, str] 
     return None
 
 
-def protect(tables: Tables, name: QualifiedName, relation: exp.Expression) -> exp.Expression:
-    """``relation`` (the binding of ``name``) read through its policies; itself when nothing protects it."""
+def protect(
+    tables: Tables, name: QualifiedName, relation: exp.Expression, predicates: Sequence[exp.Expression] = ()
+) -> exp.Expression:
+    """``relation`` (the binding of ``name``) read through its policies; itself when nothing protects it.
+
+    ``predicates`` are the conditions the statement puts on the relation's rows: those that cannot fail go
+    ahead of the row policy (see :func:`_ahead_of_the_policy`).
+    """
     catalog = tables.catalog
     found = _protected_object(catalog, name)
     if found is None:
@@ -83,7 +89,7 @@ def protect(tables: Tables, name: QualifiedName, relation: exp.Expression) -> ex
     protection_ = protection(catalog, object_id, column_types(columns))
     if not protection_:
         return relation
-    return _wrapped(tables, relation, [c for c, _ in columns], protection_)
+    return _wrapped(tables, relation, columns, protection_, predicates)
 
 
 def _refuse_protected_view_tables(tables: Tables, name: QualifiedName) -> None:
@@ -133,7 +139,14 @@ def _without_clauses(relation: exp.Expression) -> exp.Expression:
     return bare
 
 
-def _wrapped(tables: Tables, relation: exp.Expression, columns: list[str], protection_: Protection) -> exp.Subquery:
+def _wrapped(
+    tables: Tables,
+    relation: exp.Expression,
+    typed_columns: list[tuple[str, str]],
+    protection_: Protection,
+    predicates: Sequence[exp.Expression],
+) -> exp.Subquery:
+    columns = [c for c, _ in typed_columns]
     alias = relation.args.get("alias")
     inner = _without_clauses(relation)
     inner_alias = exp.TableAlias(this=exp.to_identifier(INNER))
@@ -152,6 +165,7 @@ def _wrapped(tables: Tables, relation: exp.Expression, columns: list[str], prote
         body = _inlined(tables, mask.policy, arguments, tags)
         returns = mask.policy.return_type or mask.policy.signature[0][1]
         values[column] = exp.Cast(this=body, to=exp.DataType.build(returns, dialect="snowflake"))
+    passed = {c.upper(): kind for c, kind in typed_columns if isinstance(values[c], exp.Column)}
     condition: exp.Expression | None = None
     if protection_.row_filter is not None:
         row_filter = protection_.row_filter
@@ -169,9 +183,84 @@ def _wrapped(tables: Tables, relation: exp.Expression, columns: list[str], prote
                 values = {column: _ahead_of_later_predicates(value) for column, value in values.items()}
     select = exp.select(*(_named(value, column) for column, value in values.items())).from_(inner)
     if condition is not None:
-        select = select.where(condition)
+        renamed = isinstance(alias, exp.TableAlias) and bool(alias.columns)
+        ahead = [] if renamed else _ahead_of_the_policy(predicates, alias.name if alias else "", by_upper, passed)
+        select = select.where(exp.and_(*ahead, condition))
     outer_alias = exp.TableAlias(this=alias.this.copy()) if isinstance(alias, exp.TableAlias) and alias.this else None
     return exp.Subquery(this=select, alias=outer_alias)
+
+
+# A comparison Spark makes without a cast that can fail when one side is a column and the other a literal of its kind.
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
+
+
+def _ahead_of_the_policy(
+    predicates: Sequence[exp.Expression], alias: str, by_upper: Mapping[str, str], passed: Mapping[str, str]
+) -> list[exp.Expression]:
+    """The statement's ``predicates`` that may be evaluated before the row policy, on the policy's inner columns.
+
+    Spark evaluates a filter's conditions in order and stops at the first
+    that fails: with the row policy first, a point lookup evaluates the policy
+    on every row of each file it reads. A predicate evaluated first sees the
+    rows the policy hides, so only those that tell nothing of them go first:
+    a comparison (or an IN list) of a column the policies pass through as it
+    is (``passed``: upper name -> Spark type) with literals of the column's
+    kind, which can neither fail nor be true of a masked value. The statement
+    still applies every predicate after the policy, so what it returns is the
+    same. ``alias`` is the name the statement reads the relation by.
+    """
+    ahead: list[exp.Expression] = []
+    for predicate in predicates:
+        column = _compared_column(predicate)
+        if column is None or column.args.get("db") or (column.table and column.table.upper() != alias.upper()):
+            continue
+        kind = passed.get(column.name.upper())
+        if kind is None or not _literals_of_kind(predicate, column, type_family(kind)):
+            continue
+        moved = predicate.copy()
+        next(moved.find_all(exp.Column)).replace(_column(by_upper[column.name.upper()]))
+        ahead.append(moved)
+    return ahead
+
+
+def _compared_column(predicate: exp.Expression) -> exp.Column | None:
+    """The one column of ``column <op> literal``, ``literal <op> column`` or ``column IN (literal, …)``; else None."""
+    if isinstance(predicate, _COMPARISONS):
+        sides = (predicate.this, predicate.expression)
+    elif isinstance(predicate, exp.In) and not any(predicate.args.get(k) for k in ("query", "unnest", "field")):
+        sides = (predicate.this, *predicate.expressions)
+    else:
+        return None
+    columns = [side for side in sides if isinstance(side, exp.Column)]
+    if len(columns) != 1 or not isinstance(columns[0].this, exp.Identifier) or len(sides) < 2:
+        return None
+    return columns[0]
+
+
+def _literals_of_kind(predicate: exp.Expression, column: exp.Column, family: str) -> bool:
+    """Whether every operand of ``predicate`` but ``column`` is a literal Spark compares with a ``family`` column safely.
+
+    Safely: without casting the column to a type some value of it does not
+    fit. A string column is compared with a string as it is; an integer or
+    decimal one with an integer in a type wide enough for both (a fraction
+    would make Spark cast a wide decimal column to more digits than 38 allow);
+    a floating-point one with any number, as a double.
+    """
+    for operand in (predicate.this, *(predicate.expressions if isinstance(predicate, exp.In) else [predicate.expression])):
+        if operand is column:
+            continue
+        literal = operand.this if isinstance(operand, exp.Neg) else operand
+        if not isinstance(literal, exp.Literal):
+            return False
+        if family == "string":
+            safe = literal.is_string and operand is literal
+        elif family == "number":
+            safe = literal.is_number and literal.name.isdigit()
+        else:
+            safe = family == "float" and literal.is_number
+        if not safe:
+            return False
+    return True
 
 
 def _named(value: exp.Expression, column: str) -> exp.Expr:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -54,6 +55,7 @@ class Protection:
         return bool(self.masks) or self.row_filter is not None
 
 
+@functools.lru_cache(maxsize=256)
 def type_family(text: str) -> str:
     """A type's family, as Snowflake matches a policy's argument to a column: all strings alike, all exact numbers alike.
 
