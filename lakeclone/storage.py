@@ -79,6 +79,7 @@ class Storage:
         self._spark = spark
         self._jvm: Any = spark._jvm
         self._conf = spark._jsc.hadoopConfiguration()
+        self._filesystems: dict[str, Any] = {}
 
     @functools.cached_property
     def _path_class(self) -> Any:
@@ -128,7 +129,13 @@ class Storage:
 
     def exists(self, uri: str) -> bool:
         path = self._path(uri)
-        return bool(self._fs(path).exists(path))
+        parts = urlsplit(uri)
+        # Hadoop keeps one FileSystem per scheme and authority; asking it for one is a JVM round trip of its own.
+        root = f"{parts.scheme}://{parts.netloc}"
+        filesystem = self._filesystems.get(root)
+        if filesystem is None:
+            filesystem = self._filesystems[root] = self._fs(path)
+        return bool(filesystem.exists(path))
 
     def existing(self, uris: Iterable[str]) -> set[str]:
         """Which of ``uris`` (qualified) exist: one glob per FileSystem rather than a JVM round trip apiece.

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
-from lake_helpers import location, spark_jobs_run
+from lake_helpers import catalog_entry, location, spark_jobs_run
 
 import lakeclone
 from lakeclone.delta.log import Delta, TableLog
@@ -47,3 +49,30 @@ def test_add_actions_come_from_the_checksum_and_are_deltas_own(lake: lakeclone.L
             if not jobs:
                 read_from_checksum.append((name, version))
     assert len(read_from_checksum) == 5 + 3 + 1 + 7  # every version
+
+
+def test_a_latest_version_known_before_is_checked_with_storage_not_asked_of_delta(
+    lake: lakeclone.Lake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lake.sql("CREATE TABLE t (id INT); INSERT INTO t VALUES (1)")
+    entry = catalog_entry(lake, "T")
+    assert entry is not None
+    delta = Delta(lake.spark)
+    delta_version = TableLog.version
+
+    def latest() -> tuple[int, bool]:
+        """The latest version of t, and whether Delta was asked for it."""
+        asked: list[str] = []
+        with monkeypatch.context() as patch:
+            patch.setattr(TableLog, "version", lambda log: asked.append(log.location) or delta_version(log))
+            return delta.latest_version(entry.location), bool(asked)
+
+    assert latest() == (1, True)
+    assert latest() == (1, False)
+    # A commit made elsewhere (here by the Lake's own Delta object) is its file: the next version's is there.
+    lake.sql("INSERT INTO t VALUES (2)")
+    assert latest() == (2, True)
+    assert latest() == (2, False)
+    # A log deleted outside lakeclone: the known version's file is gone, so Delta is asked, and finds no table.
+    shutil.rmtree(Path(location(lake, "t")) / "_delta_log")
+    assert latest() == (-1, True)

@@ -97,6 +97,10 @@ class _History:
     commits: list[Commit] = field(default_factory=list)
 
 
+# How many versions' metadata a Delta object keeps (the oldest asked for goes first).
+METADATA_TEXTS_KEPT = 1024
+
+
 class Delta:
     """delta-spark for one SparkSession, with a cache of the (immutable) history of each table read."""
 
@@ -105,11 +109,36 @@ class Delta:
         self.jvm = Jvm(spark)
         self._histories: dict[str, _History] = {}
         self._counted: dict[str, TableCounts] = {}
+        self._latest_versions: dict[str, int] = {}
+        self.metadata_texts: dict[tuple[str, int], str] = {}
+        """The JSON of the ``metaData`` action of a version, by (location, version): see TableLog.metadata_action."""
         self._storage = Storage(spark)
 
     def table(self, location: str, name: str | None = None) -> TableLog:
         """The log of the table at ``location`` (a qualified URI), which errors call ``name`` where given."""
         return TableLog(self, location, name)
+
+    def latest_version(self, location: str) -> int:
+        """The latest version of the table at ``location``; -1 when there is none.
+
+        Asking Delta takes a listing of the log and a few JVM round trips (~2.5
+        ms in a statement, for every table it reads). A version this object
+        found before is still the latest while its commit file is there and
+        the next one is not: Delta's versions follow each other, and a commit
+        is its file (lakeclone's tables have no commit coordinator). That is two
+        questions to storage; anything else asks Delta.
+        """
+        known = self._latest_versions.get(location)
+        if (
+            known is not None
+            and self._storage.exists(commit_file(location, known))
+            and not self._storage.exists(commit_file(location, known + 1))
+        ):
+            return known
+        version = self.table(location).version()
+        if version >= 0:
+            self._latest_versions[location] = version
+        return version
 
     def latest_counts(self, locations: Sequence[str]) -> dict[str, TableCounts]:
         """Each table's rows and bytes at its latest version, by location.
@@ -319,9 +348,20 @@ class TableLog:
         return StructType.fromJson(json.loads(self.metadata_action(version)["schemaString"]))
 
     def metadata_action(self, version: int | None = None) -> dict[str, Any]:
-        """The ``metaData`` action of ``version`` (the latest when None), as Delta's JSON form of it."""
-        snap = self._table_at(version)
-        return dict(json.loads(str(snap.metadata().json()))["metaData"])
+        """The ``metaData`` action of ``version`` (the latest when None), as Delta's JSON form of it.
+
+        A version's metadata never changes: the Delta object keeps that of each version asked for by number.
+        """
+        if version is None:
+            return dict(json.loads(str(self._table_at(None).metadata().json()))["metaData"])
+        key = (self.location, version)
+        text = self.delta.metadata_texts.get(key)
+        if text is None:
+            text = str(self._table_at(version).metadata().json())
+            if len(self.delta.metadata_texts) >= METADATA_TEXTS_KEPT:
+                self.delta.metadata_texts.pop(next(iter(self.delta.metadata_texts)))
+            self.delta.metadata_texts[key] = text
+        return dict(json.loads(text)["metaData"])
 
     def new_table_actions(self, version: int) -> tuple[dict[str, Any], dict[str, Any]]:
         """The ``metaData`` and ``protocol`` actions of ``version``, as Delta's JSON form of them: what a clone starts from."""

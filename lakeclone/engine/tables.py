@@ -168,7 +168,7 @@ class Tables:
             if lock is not None and not self._mine(lock):
                 assert lock.base_version is not None
                 return lock.base_version
-            version = self.log(entry).version()
+            version = self.delta.latest_version(entry.location)
             if version < 0:
                 raise TableFilesMissingError(entry.qualified, entry.location)
             if lock is not None or self.catalog.lock_epoch(entry.id) == epoch:
