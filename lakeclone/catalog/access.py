@@ -209,13 +209,17 @@ class AccessStore(CatalogConnection):
         return row is not None
 
     def own_unowned_containers(self) -> None:
-        """Record ACCOUNTADMIN as the owner of databases and schemas no statement created (the default database)."""
-        for kind, table in (("DATABASE", "databases"), ("SCHEMA", "schemas")):
-            self._db.execute(
-                f"INSERT INTO ownership (object_kind, object_id, role) SELECT ?, id, ? FROM {table} "
-                "WHERE id NOT IN (SELECT object_id FROM ownership WHERE object_kind = ?)",
-                (kind, ACCOUNTADMIN, kind),
-            )
+        """Record ACCOUNTADMIN as the owner of databases and schemas no statement created (the default database).
+
+        One transaction of its own, run as a session starts.
+        """
+        with self.transaction():
+            for kind, table in (("DATABASE", "databases"), ("SCHEMA", "schemas")):
+                self._db.execute(
+                    f"INSERT INTO ownership (object_kind, object_id, role) SELECT ?, id, ? FROM {table} "
+                    "WHERE id NOT IN (SELECT object_id FROM ownership WHERE object_kind = ?)",
+                    (kind, ACCOUNTADMIN, kind),
+                )
 
     def set_owner(self, object_kind: str, object_id: str, role: str) -> None:
         self._db.execute(

@@ -438,6 +438,6 @@ def resolve_abandoned(catalog: Catalog, executor: Executor, table_id: str | None
 def recover(executor: Executor) -> None:
     """Registered in RECOVERIES: on ``connect()``, resolve what dead sessions' COPYs left, and forget expired history."""
     catalog = executor.catalog
-    with catalog.transaction():
+    with catalog.recovering():
         resolve_abandoned(catalog, executor)
         catalog.expire_loads(executor.lake.now() - dt.timedelta(days=LOAD_HISTORY_DAYS))
