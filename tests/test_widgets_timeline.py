@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 import lakeclone
 from lakeclone.errors import LakecloneError
 from lakeclone.widgets import plot_timeline, timeline
-from lakeclone.widgets._live import table_text
+from lakeclone.widgets._live import html_text, table_text
 from lakeclone.widgets.timeline import TimelineData, VersionTimeline, timeline_html
 
 if TYPE_CHECKING:
@@ -221,8 +221,8 @@ def test_timeline_html_has_one_row_per_version_newest_first_expired_faded(lake, 
     assert table.count("opacity:") == 3
     assert table.count("font-weight:bold") == 1
     _columns, rows = table_text(table)
-    assert [row[-1] for row in rows] == [entry.query_id for entry in reversed(data.versions)]
     assert all(entry.query_id for entry in data.versions)
+    assert [row[-1] for row in rows] == [f"{entry.query_id[:8]}…" for entry in reversed(data.versions)]
 
 
 # VersionTimeline ------------------------------------------------------------
@@ -246,16 +246,19 @@ def test_widget_shows_header_table_and_figure(lake, aged_table):
     assert [value for _label, value in widget.version_picker.options] == [4, 3, 2, 1, 0]
 
 
-def test_query_ids_show_in_full_and_wide_tables_scroll_in_place(lake, aged_table):
+def test_query_ids_show_shortened_whole_on_hover_and_in_the_details(lake, aged_table):
     widget = timeline(lake, aged_table)
 
-    # Every id whole, in the model the front end renders.
+    # The table shows each id's first characters, and the whole id when the pointer rests on it.
     ids = [v.query_id for v in reversed(widget.data.versions)]
-    assert widget.shown().column("query id") == ids and all(len(i) == 36 for i in ids)
-    # It may wrap at its dashes, rather than being cut off at the right of a narrow notebook...
-    assert widget.table.value.count("-<wbr>") == 4 * len(ids)
-    assert widget.table.value.count("white-space:normal") == len(ids)
-    # ...and what is still too wide scrolls under the table itself, not at the bottom of the widget.
+    assert all(len(i) == 36 for i in ids)
+    assert widget.shown().column("query id") == [i[:8] + "…" for i in ids]
+    assert all(f'<code title="{i}">{i[:8]}…</code>' in widget.table.value for i in ids)
+    # The picked version's details give it whole, to copy into BEFORE(STATEMENT => '<id>').
+    for entry in widget.data.versions:
+        widget.selected_version = entry.version
+        assert f"query id {entry.query_id}" in html_text(widget.details.value)
+    # A table still too wide for the notebook scrolls under the table itself, not at the bottom of the widget.
     assert widget.table.layout.overflow == "auto"
     assert "overflow-x:auto" in widget._repr_mimebundle_()["text/html"]
     # The picker is as wide as its longest option (ipywidgets' default 300 px cuts them).

@@ -670,8 +670,7 @@ def timeline_html(data: TimelineData, *, selected_version: int | None = None) ->
                 f"−{entry.files_removed:,}",
                 "within" if entry.within_retention else "expired",
                 *([";<br>".join(stream_state_html(s, data.now) for s in data.streams_at(entry.version))] if data.streams else []),
-                # Break opportunities at the dashes, so that the id wraps rather than being cut off.
-                "<code>" + "-<wbr>".join(html.escape(part) for part in (entry.query_id or "").split("-")) + "</code>",
+                _short_query_id_html(entry.query_id),
             ]
         )
         style = "" if entry.within_retention else f"opacity:{_style.EXPIRED_OPACITY};"
@@ -686,8 +685,19 @@ def timeline_html(data: TimelineData, *, selected_version: int | None = None) ->
         rows,
         row_styles=styles,
         numeric_columns=[3, 4, 5],
-        wrapping_columns=[len(columns) - 1],
     )
+
+
+# How many characters of a query id the table shows: the full id is in its tooltip and the version's details.
+QUERY_ID_SHOWN = 8
+
+
+def _short_query_id_html(query_id: str | None) -> str:
+    """A query id's first characters, the whole id on hover."""
+    if not query_id:
+        return ""
+    shown = html.escape(query_id[:QUERY_ID_SHOWN]) + ("…" if len(query_id) > QUERY_ID_SHOWN else "")
+    return f'<code title="{html.escape(query_id, quote=True)}">{shown}</code>'
 
 
 def _header_html(data: TimelineData | None, table_name: str) -> str:
@@ -725,8 +735,10 @@ def _details_html(entry: VersionEntry, data: TimelineData) -> str:
         f"{html.escape(entry.user_name or 'unknown user')} · "
         f"+{_style.format_bytes(entry.bytes_added)} / −{_style.format_bytes(entry.bytes_removed)}"
     )
+    # In full, to copy into BEFORE(STATEMENT => '<id>').
+    statement = f"<div>query id <code>{html.escape(entry.query_id)}</code></div>" if entry.query_id else ""
     return (
-        f"<div>{summary}</div>{offsets}"
+        f"<div>{summary}</div>{statement}{offsets}"
         '<div style="display:flex;gap:2em;flex-wrap:wrap;align-items:flex-start;">'
         f"<div>{_style.key_value_table('operationParameters', entry.parameters)}</div>"
         f"<div>{_style.key_value_table('operationMetrics', entry.metrics)}</div>"
