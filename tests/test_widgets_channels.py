@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -40,7 +41,17 @@ def test_the_monitor_shows_each_channels_token_rows_errors_and_lag(lake, client,
 
     monitor = channels(lake, "clicks")
     shown = monitor.shown()
-    assert shown.columns == ("channel", "table", "offset token", "rows inserted", "rows in error", "last error", "lag", "status")
+    assert shown.columns == (
+        "channel",
+        "table",
+        "offset token",
+        "rows inserted",
+        "rows in error",
+        "last error",
+        "last commit",
+        "lag",
+        "status",
+    )
     assert shown.column("channel") == ["p0", "p1"]
     assert shown.column("table") == ["LAKE.PUBLIC.CLICKS", "LAKE.PUBLIC.CLICKS"]
     assert shown.column("offset token") == ["k:3", "–"]
@@ -48,7 +59,8 @@ def test_the_monitor_shows_each_channels_token_rows_errors_and_lag(lake, client,
     assert shown.column("rows in error") == ["1", "0"]
     (error, none) = shown.column("last error")
     assert "ID" in error and none == ""
-    assert shown.column("lag") == ["1m 30s", "never committed"]
+    assert shown.column("last commit") == ["1m 30s ago", "never"]
+    assert shown.column("lag") == ["0s", "0s"]  # neither holds a row it has not committed
     assert shown.column("status") == ["ERROR", "ACTIVE"]
     assert shown.header.startswith("clicks · 2 channels · 2 rows inserted · 1 in error (as of 2024-01-01 00:01:30")
     assert shown.status == "" and shown.images == 1
@@ -62,8 +74,40 @@ def test_the_monitor_shows_each_channels_token_rows_errors_and_lag(lake, client,
     shown = monitor.shown()
     assert shown.column("offset token") == ["k:3", "k:12"]
     assert shown.column("rows inserted") == ["2", "3"]
-    assert shown.column("lag")[1] == "5s"
+    assert shown.column("last commit")[1] == "5s ago"
+    assert shown.column("lag") == ["0s", "0s"]
     assert monitor.refreshes == 1
+
+
+def test_the_lag_is_the_age_of_the_oldest_row_not_committed_yet(lake, client, clock) -> None:
+    """As Snowpipe Streaming users read it: a channel whose flushes fail (a transaction holds its table) falls behind."""
+    channel, _ = client.open_channel("p0", table="clicks", max_client_lag="1 minute")
+    channel.append_rows([{"id": 1}], offset_token="1")
+    channel.flush()
+    assert channels(lake, "clicks").shown().column("lag") == ["0s"]
+    channel.append_rows([{"id": 2}], offset_token="2")
+    lake.sql("BEGIN; INSERT INTO clicks VALUES (0, 'txn')")
+    lake.lock_timeout = 0.2
+    clock.advance(seconds=61)  # the rows are due: the background flush waits for the transaction, and fails
+    monitor = channels(lake, "clicks")
+    for _ in range(600):
+        if monitor.shown().column("status") == ["ERROR"]:
+            break
+        time.sleep(0.05)
+        monitor.refresh()
+    clock.advance(seconds=30)
+    monitor.refresh()
+    shown = monitor.shown()
+    assert shown.column("status") == ["ERROR"] and "LOCK_TIMEOUT" in shown.column("last error")[0]
+    assert shown.column("lag") == ["1m 31s"]  # row 2 waits since it came, 91 s ago by the Lake's clock
+    assert shown.column("last commit") == ["1m 31s ago"]
+    # SHOW CHANNELS gives the moment the lag runs from, to any process.
+    (row,) = lake.sql("SHOW CHANNELS IN TABLE clicks").collect()
+    assert row["pending_since"] is not None and row["offset_token"] == "1"
+    lake.sql("COMMIT")
+    channel.flush()
+    monitor.refresh()
+    assert monitor.shown().column("lag") == ["0s"] and monitor.shown().column("offset token") == ["2"]
 
 
 def test_the_static_fallback_is_html_and_png(lake, client) -> None:
@@ -132,7 +176,7 @@ def test_auto_refresh_runs_on_the_event_loop_until_turned_off(lake, client, cloc
     seen, stopped_at, monitor = asyncio.run(watch())
     assert seen == ["1"]
     assert stopped_at >= 2 and monitor.refreshes == stopped_at and not monitor.auto_refreshing
-    assert monitor.shown().column("lag") == ["3s"]
+    assert monitor.shown().column("last commit") == ["3s ago"]
 
 
 def test_auto_refresh_without_an_event_loop_says_why_it_is_off(lake, client) -> None:

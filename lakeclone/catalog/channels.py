@@ -6,7 +6,13 @@ import datetime as dt
 import sqlite3
 import uuid
 
-from lakeclone.catalog.db import CatalogConnection, optional_timestamp, parse_timestamp, timestamp_text
+from lakeclone.catalog.db import (
+    CatalogConnection,
+    optional_timestamp,
+    optional_timestamp_text,
+    parse_timestamp,
+    timestamp_text,
+)
 from lakeclone.catalog.entries import ChannelEntry
 
 
@@ -36,7 +42,7 @@ class ChannelStore(CatalogConnection):
             )
         else:
             self._db.execute(
-                "UPDATE channels SET generation = generation + 1, client = ?, opened_at = ? WHERE id = ?",
+                "UPDATE channels SET generation = generation + 1, client = ?, opened_at = ?, pending_since = NULL WHERE id = ?",
                 (client, timestamp_text(now), existing.id),
             )
         entry = self.channel(table_id, name)
@@ -47,19 +53,40 @@ class ChannelStore(CatalogConnection):
         """Start the channel over (30 days without ingestion): a new appId, so its offset token is NULL."""
         self._db.execute(
             "UPDATE channels SET app_id = ?, generation = generation + 1, txn_version = NULL, offset_token = NULL, "
-            "rows_inserted = 0, rows_in_error = 0, last_error = NULL, created_at = ?, last_committed_at = NULL "
+            "rows_inserted = 0, rows_in_error = 0, last_error = NULL, created_at = ?, last_committed_at = NULL, "
+            "pending_since = NULL "
             "WHERE id = ?",
             (_app_id(), timestamp_text(now), channel_id),
         )
 
     def record_channel_commit(
-        self, channel_id: str, app_id: str, txn_version: int, token: str | None, rows: int, now: dt.datetime
+        self,
+        channel_id: str,
+        app_id: str,
+        txn_version: int,
+        token: str | None,
+        rows: int,
+        now: dt.datetime,
+        pending_since: dt.datetime | None,
     ) -> None:
-        """A commit of the channel landed: cache its token, unless a later one is cached already."""
+        """A commit of the channel landed: cache its token, unless a later one is cached already.
+
+        ``pending_since``: when the oldest row its client holds after the commit was inserted (None: it holds none).
+        """
         self._db.execute(
             "UPDATE channels SET txn_version = ?, offset_token = ?, rows_inserted = rows_inserted + ?, "
-            "last_committed_at = ? WHERE id = ? AND app_id = ? AND (txn_version IS NULL OR txn_version < ?)",
-            (txn_version, token, rows, timestamp_text(now), channel_id, app_id, txn_version),
+            "last_committed_at = ?, pending_since = ? "
+            "WHERE id = ? AND app_id = ? AND (txn_version IS NULL OR txn_version < ?)",
+            (
+                txn_version,
+                token,
+                rows,
+                timestamp_text(now),
+                optional_timestamp_text(pending_since),
+                channel_id,
+                app_id,
+                txn_version,
+            ),
         )
 
     def cache_channel_token(self, channel_id: str, app_id: str, txn_version: int | None, token: str | None) -> None:
@@ -69,10 +96,14 @@ class ChannelStore(CatalogConnection):
             (txn_version, token, channel_id, app_id),
         )
 
-    def record_channel_errors(self, channel_id: str, count: int, last_error: str) -> None:
+    def record_channel_errors(
+        self, channel_id: str, count: int, last_error: str, pending_since: dt.datetime | None = None
+    ) -> None:
+        """Rows the channel rejected, or a failed flush (``count`` 0), whose rows wait since ``pending_since``."""
         self._db.execute(
-            "UPDATE channels SET rows_in_error = rows_in_error + ?, last_error = ? WHERE id = ?",
-            (count, last_error, channel_id),
+            "UPDATE channels SET rows_in_error = rows_in_error + ?, last_error = ?, "
+            "pending_since = COALESCE(?, pending_since) WHERE id = ?",
+            (count, last_error, optional_timestamp_text(pending_since), channel_id),
         )
 
     def drop_channel(self, channel_id: str) -> None:
@@ -99,4 +130,5 @@ def _channel(row: sqlite3.Row) -> ChannelEntry:
         parse_timestamp(row["created_at"]),
         parse_timestamp(row["opened_at"]),
         optional_timestamp(row["last_committed_at"]),
+        optional_timestamp(row["pending_since"]),
     )

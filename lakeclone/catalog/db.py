@@ -28,6 +28,10 @@ def optional_timestamp(text: str | None) -> dt.datetime | None:
     return parse_timestamp(text) if text else None
 
 
+def optional_timestamp_text(moment: dt.datetime | None) -> str | None:
+    return timestamp_text(moment) if moment is not None else None
+
+
 _WRITE = re.compile(r"\s*(INSERT|UPDATE|DELETE|REPLACE)\b", re.IGNORECASE)
 
 _OUTSIDE_UNIT_OF_WORK = "A statement wrote to the catalog outside its unit of work."

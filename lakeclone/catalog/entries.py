@@ -376,6 +376,8 @@ class ChannelEntry:
         generation: how many times it was opened; only the latest open's handle is valid.
         txn_version: the ``txnVersion`` of its last commit, as last read from the table's log (None: none yet).
         offset_token: the token that commit carried (a cache of the log).
+        pending_since: when the oldest row its client holds uncommitted was inserted, as the client last recorded
+            it (at a commit, or a failed flush); None when it held none.
     """
 
     id: str
@@ -392,3 +394,4 @@ class ChannelEntry:
     created_at: dt.datetime
     opened_at: dt.datetime
     last_committed_at: dt.datetime | None
+    pending_since: dt.datetime | None

@@ -469,6 +469,12 @@ CREATE TABLE vacuums (
 CREATE INDEX vacuums_of_table ON vacuums(table_id, vacuumed_at)
 """
 
+# When the oldest row a channel has not committed yet was inserted, as its client last recorded it (a flush's
+# commit, or a failed flush): NULL when it held none. A channel's lag is its age.
+CHANNEL_PENDING = """
+ALTER TABLE channels ADD COLUMN pending_since TEXT
+"""
+
 Migration = Callable[[sqlite3.Connection], None]
 
 
@@ -495,6 +501,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _script(STAGES),
     _script(QUERY_HISTORY),
     _script(VACUUMS),
+    _script(CHANNEL_PENDING),
 )
 """Migration ``n`` (1-based) brings a catalog from user_version ``n - 1`` to ``n``."""
 

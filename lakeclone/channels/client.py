@@ -425,7 +425,7 @@ def _run_record_errors(execution: Execution) -> DataFrame:
     """Record rows a channel rejected, or its background flush's failure, where SHOW CHANNELS reads them."""
     errors: ChannelErrors = execution.expression.args["work"]
     with execution.work.records():
-        execution.catalog.record_channel_errors(errors.channel_id, errors.rows, errors.message)
+        execution.catalog.record_channel_errors(errors.channel_id, errors.rows, errors.message, errors.pending_since)
     return results.status(execution.spark, "Statement executed successfully.")
 
 
@@ -514,7 +514,9 @@ def _run_flush(execution: Execution) -> DataFrame:
     if not landed:
         raise ChannelInvalidError(f"Channel {channel.name} was reopened by another handle.")
     with execution.work.records():
-        catalog.record_channel_commit(entry.id, entry.app_id, version, buffer.token, buffer.rows, execution.now())
+        # Rows inserted while this flush ran wait for the next: the channel's lag runs from the oldest of them.
+        pending_since = channel._waiting_since()
+        catalog.record_channel_commit(entry.id, entry.app_id, version, buffer.token, buffer.rows, execution.now(), pending_since)
     return results.counts(execution.spark, [("number of rows inserted", buffer.rows)])
 
 
@@ -673,7 +675,7 @@ class Channel:
             # in the catalog, where SHOW CHANNELS and the channel monitor of any process read it.
             self._last_error = str(error)
             try:
-                self._record_errors(0)
+                self._record_errors(0, pending_since=self._waiting_since())
             except LakecloneError as failure:  # the flusher keeps going; the handle's status has the error
                 LOG.warning("could not record channel %s's failed flush: %s", self.name, failure)
 
@@ -701,10 +703,13 @@ class Channel:
                     )
                 raise
 
-    def _record_errors(self, rows: int) -> None:
-        """Record ``rows`` rejected rows (none for a failed flush) and the last error, as a statement of the client."""
+    def _record_errors(self, rows: int, *, pending_since: dt.datetime | None = None) -> None:
+        """Record ``rows`` rejected rows (none for a failed flush) and the last error, as a statement of the client.
+
+        A failed flush also records when the oldest of the rows that now wait for the next was inserted.
+        """
         assert self._last_error is not None
-        errors = ChannelErrors(self._entry.id, rows, self._last_error)
+        errors = ChannelErrors(self._entry.id, rows, self._last_error, pending_since)
         self.client._run(RecordChannelErrors(this=table_of(self.table), work=errors), f"-- errors of channel {self.name}")
 
     def _commit(self, buffer: _Buffer) -> None:

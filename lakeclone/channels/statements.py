@@ -22,8 +22,10 @@ if TYPE_CHECKING:
 COLUMNS = (
     "created_on TIMESTAMP, name STRING, database_name STRING, schema_name STRING, table_name STRING, "
     "client_name STRING, offset_token STRING, last_committed_on TIMESTAMP, rows_inserted BIGINT, "
-    "rows_in_error BIGINT, status STRING, last_error STRING"
+    "rows_in_error BIGINT, status STRING, last_error STRING, pending_since TIMESTAMP"
 )
+"""``pending_since``: when the oldest row the channel's client holds uncommitted was inserted, as the client
+recorded it at its last commit or failed flush (NULL: none). A channel's lag is its age."""
 
 
 def _tables(execution: Execution) -> list[TableEntry]:
@@ -57,6 +59,7 @@ def _row(execution: Execution, table: TableEntry, channel: ChannelEntry) -> tupl
         channel.rows_in_error,
         "ERROR" if channel.last_error else "ACTIVE",
         channel.last_error,
+        channel.pending_since,
     )
 
 

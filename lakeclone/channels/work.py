@@ -10,6 +10,7 @@ work (its rows, its channel) as ``work``.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
@@ -65,11 +66,15 @@ class Opening:
 
 @dataclass(frozen=True)
 class ChannelErrors:
-    """Rows of a channel rejected (none for a flush's failure), and the last error's message."""
+    """Rows of a channel rejected (none for a flush's failure), and the last error's message.
+
+    A failed flush's rows wait for the next: ``pending_since`` is when the oldest of them was inserted.
+    """
 
     channel_id: str
     rows: int
     message: str
+    pending_since: dt.datetime | None = None
 
 
 def table_of(entry: TableEntry) -> exp.Table:

@@ -5,7 +5,8 @@ Three layers, as in :mod:`lakeclone.widgets.streams`:
 * :class:`ChannelInfo` is one channel as ``SHOW CHANNELS`` reports it (the
   token as the table's own log says it, rows, rows in error, the last error);
   :class:`ChannelsData` holds a table's or a schema's, with the Lake clock's
-  time, from which each channel's lag (time since its last commit) follows.
+  time, from which each channel's lag (the age of the oldest row it has not
+  committed yet, as Snowpipe Streaming users read it) follows.
 * :func:`plot_channels` and :func:`channels_html` draw them as a matplotlib
   figure (rows per channel, with its token and lag) and an HTML table.
 * :class:`ChannelMonitor` puts both in an ipywidgets box with a refresh
@@ -69,6 +70,8 @@ class ChannelInfo:
         status: ``ACTIVE`` or ``ERROR`` (it has a last error).
         created_on: when it was created, by the Lake's clock.
         last_committed_on: its last commit, by the Lake's clock; None before the first.
+        pending_since: when the oldest row its client holds uncommitted was inserted, as the client recorded it at
+            its last commit or failed flush; None when it held none.
     """
 
     name: str
@@ -81,8 +84,13 @@ class ChannelInfo:
     status: str
     created_on: dt.datetime
     last_committed_on: dt.datetime | None
+    pending_since: dt.datetime | None
 
-    def lag(self, now: dt.datetime) -> dt.timedelta | None:
+    def lag(self, now: dt.datetime) -> dt.timedelta:
+        """How long its oldest uncommitted row has waited (by the Lake's clock): 0 when it holds none."""
+        return dt.timedelta(0) if self.pending_since is None else max(now - self.pending_since, dt.timedelta(0))
+
+    def since_commit(self, now: dt.datetime) -> dt.timedelta | None:
         """How long ago it last committed (by the Lake's clock); None before its first commit."""
         return None if self.last_committed_on is None else max(now - self.last_committed_on, dt.timedelta(0))
 
@@ -107,10 +115,11 @@ def read_channels(lake: Lake, show: str) -> tuple[ChannelInfo, ...]:
         "status",
         "unix_micros(created_on) AS created_micros",
         "unix_micros(last_committed_on) AS committed_micros",
+        "unix_micros(pending_since) AS pending_micros",
     )
     found = []
     for row in frame.collect():
-        committed = row["committed_micros"]
+        committed, pending = row["committed_micros"], row["pending_micros"]
         found.append(
             ChannelInfo(
                 name=row["name"],
@@ -123,6 +132,7 @@ def read_channels(lake: Lake, show: str) -> tuple[ChannelInfo, ...]:
                 status=row["status"],
                 created_on=_EPOCH + dt.timedelta(microseconds=row["created_micros"]),
                 last_committed_on=None if committed is None else _EPOCH + dt.timedelta(microseconds=committed),
+                pending_since=None if pending is None else _EPOCH + dt.timedelta(microseconds=pending),
             )
         )
     return tuple(sorted(found, key=lambda c: (c.table, c.name)))
@@ -178,8 +188,12 @@ class ChannelsData:
 
 
 def _lag_text(info: ChannelInfo, now: dt.datetime) -> str:
-    lag = info.lag(now)
-    return "never committed" if lag is None else _style.format_age(lag)
+    return _style.format_age(info.lag(now))
+
+
+def _last_commit_text(info: ChannelInfo, now: dt.datetime) -> str:
+    since = info.since_commit(now)
+    return "never" if since is None else f"{_style.format_age(since)} ago"
 
 
 # plot_channels -----------------------------------------------------------------------
@@ -243,7 +257,7 @@ def plot_channels(data: ChannelsData) -> Figure:
 
 # channels_html -----------------------------------------------------------------------
 
-COLUMNS = ("channel", "table", "offset token", "rows inserted", "rows in error", "last error", "lag", "status")
+COLUMNS = ("channel", "table", "offset token", "rows inserted", "rows in error", "last error", "last commit", "lag", "status")
 """The columns of :func:`channels_html`."""
 
 
@@ -262,6 +276,7 @@ def channels_html(data: ChannelsData) -> str:
                 _style.format_count(info.rows_inserted),
                 _style.format_count(info.rows_in_error),
                 html.escape(info.last_error or ""),
+                _last_commit_text(info, data.now),
                 _lag_text(info, data.now),
                 status,
             ]
