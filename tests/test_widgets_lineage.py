@@ -177,6 +177,16 @@ def test_clones_of_one_table_in_other_schemas_and_databases_read_apart(lake):
     assert float(widget.root_picker.layout.width.removesuffix("em")) >= 0.6 * max(len(label) for label in labels) + 6
 
 
+def test_the_title_of_a_long_name_fits_the_figure(lake):
+    name = "customer_orders_reconciled_with_the_payment_provider_daily"
+    lake.sql(f"CREATE DATABASE reporting_archive; CREATE SCHEMA reporting_archive.finance; CREATE TABLE {name} (id INT)")
+    figure = plot_lineage(LineageData.from_lake(lake, f"reporting_archive.finance.{name}"))
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    [title] = gids(figure, "title")
+    assert name.upper() in title.get_text()
+    assert title.get_window_extent(renderer).x1 <= figure.bbox.x1, "the title runs past the figure's right edge"
+
+
 def test_names_too_long_for_a_box_are_cut_in_the_middle():
     qualifier, table = name_lines("A_VERY_LONG_DATABASE_NAME_INDEED.AND_A_LONG_SCHEMA_NAME_AS_WELL." + "T" * 60 + "_DEV")
 

@@ -54,6 +54,7 @@ _MARGIN = 0.25
 _TITLE_HEIGHT = 0.45
 _LEGEND_HEIGHT = 0.45
 _MIN_WIDTH = 7.0
+_TITLE_POINTS = 10
 _NAME_POINTS = 9.0
 _QUALIFIER_POINTS = 7.5
 _NAME_WIDTH = (_BOX_WIDTH - 0.2) * 72  # points of text that fit in a box
@@ -207,7 +208,9 @@ class _Layout:
         rows = _tidy_rows(data)
         row_count = max(rows.values(), default=0) + 1
         columns = max(data.generations.values(), default=0) + 1
-        width = max(2 * _MARGIN + (columns - 1) * _COLUMN_PITCH + _BOX_WIDTH, _MIN_WIDTH)
+        # As wide as the title too: a figure cuts off what it does not hold (a long name, a narrow tree).
+        title_inches = TextPath((0, 0), _title(data), prop=FontProperties(size=_TITLE_POINTS)).get_extents().width / 72
+        width = max(2 * _MARGIN + (columns - 1) * _COLUMN_PITCH + _BOX_WIDTH, _MIN_WIDTH, 2 * _MARGIN + title_inches)
         height = _TITLE_HEIGHT + _LEGEND_HEIGHT + row_count * _ROW_PITCH
         centres = {
             node_id: (
@@ -217,6 +220,15 @@ class _Layout:
             for node_id, row in rows.items()
         }
         return cls(centres=centres, width=width, height=height)
+
+
+def _title(data: LineageData) -> str:
+    clones = len(data.edges)
+    return (
+        f"Clone lineage of {data.root.name}: {len(data.nodes)} "
+        f"{'table' if len(data.nodes) == 1 else 'tables'}, {clones} {'clone' if clones == 1 else 'clones'}"
+        f"  (as of {_style.format_timestamp(data.now)})"
+    )
 
 
 def _tidy_rows(data: LineageData) -> dict[str, float]:
@@ -287,18 +299,7 @@ def plot_lineage(data: LineageData, ax: Axes | None = None) -> Figure:
     for node in data.nodes:
         _draw_node(ax, node, layout.centres[node.id], is_root=node.id == data.root_id)
 
-    root = data.root
-    clones = len(data.edges)
-    ax.text(
-        _MARGIN,
-        layout.height - _TITLE_HEIGHT / 2,
-        f"Clone lineage of {root.name}: {len(data.nodes)} "
-        f"{'table' if len(data.nodes) == 1 else 'tables'}, {clones} {'clone' if clones == 1 else 'clones'}"
-        f"  (as of {_style.format_timestamp(data.now)})",
-        fontsize=10,
-        va="center",
-        ha="left",
-    )
+    ax.text(_MARGIN, layout.height - _TITLE_HEIGHT / 2, _title(data), fontsize=_TITLE_POINTS, va="center", ha="left", gid="title")
     handles = _legend_handles(data)
     ax.legend(
         handles=handles,
