@@ -73,8 +73,8 @@ def protect(
 ) -> exp.Expression:
     """``relation`` (the binding of ``name``) read through its policies; itself when nothing protects it.
 
-    ``predicates`` are the conditions the statement puts on the relation's rows: those that cannot fail go
-    ahead of the row policy (see :func:`_ahead_of_the_policy`).
+    ``predicates`` are the conditions the statement puts on the relation's rows: on a table, those that cannot
+    fail go ahead of the row policy (see :func:`_ahead_of_the_policy`).
     """
     catalog = tables.catalog
     found = _protected_object(catalog, name)
@@ -89,7 +89,9 @@ def protect(
     protection_ = protection(catalog, object_id, column_types(columns))
     if not protection_:
         return relation
-    return _wrapped(tables, relation, columns, protection_, predicates)
+    # Only a table's columns are its stored values: a view's or a stream's may be expressions that fail, which a
+    # predicate evaluated ahead of the policy would compute for the rows it hides.
+    return _wrapped(tables, relation, columns, protection_, predicates if kind == "TABLE" else ())
 
 
 def _refuse_protected_view_tables(tables: Tables, name: QualifiedName) -> None:
