@@ -28,6 +28,7 @@ from lakeclone.dialect import parse
 from lakeclone.engine.compiler import bind_tables, read_listed_files, to_spark
 from lakeclone.engine.context import SessionContext
 from lakeclone.engine.privileges import Definer
+from lakeclone.engine.schema import column_named
 from lakeclone.errors import SqlCompilationError
 from lakeclone.policies.model import Protection, column_types, protection, type_family
 
@@ -167,7 +168,7 @@ def _wrapped(
         body = _inlined(tables, mask.policy, arguments, tags)
         returns = mask.policy.return_type or mask.policy.signature[0][1]
         values[column] = exp.Cast(this=body, to=exp.DataType.build(returns, dialect="snowflake"))
-    passed = {c.upper(): kind for c, kind in typed_columns if isinstance(values[c], exp.Column)}
+    passed = {c: kind for c, kind in typed_columns if isinstance(values[c], exp.Column)}
     condition: exp.Expression | None = None
     if protection_.row_filter is not None:
         row_filter = protection_.row_filter
@@ -186,7 +187,7 @@ def _wrapped(
     select = exp.select(*(_named(value, column) for column, value in values.items())).from_(inner)
     if condition is not None:
         renamed = isinstance(alias, exp.TableAlias) and bool(alias.columns)
-        ahead = [] if renamed else _ahead_of_the_policy(predicates, alias.name if alias else "", by_upper, passed)
+        ahead = [] if renamed else _ahead_of_the_policy(predicates, alias.name if alias else "", passed)
         select = select.where(exp.and_(*ahead, condition))
     outer_alias = exp.TableAlias(this=alias.this.copy()) if isinstance(alias, exp.TableAlias) and alias.this else None
     return exp.Subquery(this=select, alias=outer_alias)
@@ -196,9 +197,7 @@ def _wrapped(
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
 
 
-def _ahead_of_the_policy(
-    predicates: Sequence[exp.Expression], alias: str, by_upper: Mapping[str, str], passed: Mapping[str, str]
-) -> list[exp.Expression]:
+def _ahead_of_the_policy(predicates: Sequence[exp.Expression], alias: str, passed: Mapping[str, str]) -> list[exp.Expression]:
     """The statement's ``predicates`` that may be evaluated before the row policy, on the policy's inner columns.
 
     Spark evaluates a filter's conditions in order and stops at the first
@@ -206,7 +205,7 @@ def _ahead_of_the_policy(
     on every row of each file it reads. A predicate evaluated first sees the
     rows the policy hides, so only those that tell nothing of them go first:
     a comparison (or an IN list) of a column the policies pass through as it
-    is (``passed``: upper name -> Spark type) with literals of the column's
+    is (``passed``: name -> Spark type) with literals of the column's
     kind, which can neither fail nor be true of a masked value. The statement
     still applies every predicate after the policy, so what it returns is the
     same. ``alias`` is the name the statement reads the relation by.
@@ -216,11 +215,11 @@ def _ahead_of_the_policy(
         column = _compared_column(predicate)
         if column is None or column.args.get("db") or (column.table and column.table.upper() != alias.upper()):
             continue
-        kind = passed.get(column.name.upper())
-        if kind is None or not _literals_of_kind(predicate, column, type_family(kind)):
+        name = column_named(passed, column)
+        if name is None or not _literals_of_kind(predicate, column, type_family(passed[name])):
             continue
         moved = predicate.copy()
-        next(moved.find_all(exp.Column)).replace(_column(by_upper[column.name.upper()]))
+        next(moved.find_all(exp.Column)).replace(_column(name))
         ahead.append(moved)
     return ahead
 
