@@ -8,8 +8,9 @@ import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from lakeclone.catalog.migrations import migrate
 from lakeclone.errors import CatalogBusyError
@@ -62,6 +63,37 @@ class _Connection(sqlite3.Connection):
     def _check(self, sql: str) -> None:
         if self.statement_running and not self.in_transaction and _WRITE.match(sql):
             raise RuntimeError(_OUTSIDE_UNIT_OF_WORK)
+
+
+Entry = TypeVar("Entry")
+
+
+@dataclass(frozen=True)
+class SchemaObjectTable(Generic[Entry]):
+    """A table of objects that live in a schema by name and are dropped by marking (views, streams, sequences, …).
+
+    Its rows are read joined to their schema and database (``o`` is the
+    object's row, ``s`` its schema's, ``d`` its database's), so that an
+    entry carries its qualified name.
+
+    Attributes:
+        table: the catalog table.
+        entry: builds an entry from a row read through :attr:`select`.
+    """
+
+    table: str
+    entry: Callable[[sqlite3.Row], Entry]
+
+    @property
+    def select(self) -> str:
+        return (
+            f"SELECT o.*, s.name AS schema_name, d.name AS database_name FROM {self.table} o "
+            "JOIN schemas s ON o.schema_id = s.id JOIN databases d ON s.database_id = d.id"
+        )
+
+
+# Rows of live objects in live schemas of live databases.
+LIVE_OBJECT = " AND o.dropped_at IS NULL AND s.dropped_at IS NULL AND d.dropped_at IS NULL"
 
 
 class CatalogConnection:
@@ -189,6 +221,25 @@ class CatalogConnection:
         """Commit (or roll back) what the statement's blocks changed; nothing when it changed nothing."""
         if self._db.in_transaction:
             self._db.execute("COMMIT" if commit else "ROLLBACK")
+
+    def _named(self, objects: SchemaObjectTable[Entry], database: str, schema: str, name: str) -> Entry | None:
+        """The live object a qualified name holds."""
+        row = self._db.execute(
+            objects.select + " WHERE d.name = ? AND s.name = ? AND o.name = ?" + LIVE_OBJECT, (database, schema, name)
+        ).fetchone()
+        return objects.entry(row) if row else None
+
+    def _with_id(self, objects: SchemaObjectTable[Entry], object_id: str) -> Entry | None:
+        """An object by identity, live or dropped."""
+        row = self._db.execute(objects.select + " WHERE o.id = ?", (object_id,)).fetchone()
+        return objects.entry(row) if row else None
+
+    def _in_schema(self, objects: SchemaObjectTable[Entry], schema_id: str) -> list[Entry]:
+        """A schema's live objects, by name."""
+        rows = self._db.execute(
+            objects.select + " WHERE s.id = ? AND o.dropped_at IS NULL ORDER BY o.name", (schema_id,)
+        ).fetchall()
+        return [objects.entry(r) for r in rows]
 
     def _mark_dropped(self, table: str, object_id: str, now: dt.datetime) -> None:
         self._db.execute(

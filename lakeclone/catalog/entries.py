@@ -26,12 +26,27 @@ class CloneKind(str, Enum):
 
 
 class ObjectKind(str, Enum):
-    """The kinds of object a parameter can be set on, containers first."""
+    """The kinds of object a statement names, containers first, each valued as SQL spells it (``FILE FORMAT``).
+
+    Parameters are set on databases, schemas, tables and views (see :mod:`lakeclone.catalog.parameters`).
+    """
 
     DATABASE = "DATABASE"
     SCHEMA = "SCHEMA"
     TABLE = "TABLE"
     VIEW = "VIEW"
+    STREAM = "STREAM"
+    SEQUENCE = "SEQUENCE"
+    STAGE = "STAGE"
+    FILE_FORMAT = "FILE FORMAT"
+
+    @classmethod
+    def named(cls, text: object) -> ObjectKind | None:
+        """The kind a statement's words name (``file format``), or None for one lakeclone has no record of."""
+        try:
+            return cls(str(text or "").upper())
+        except ValueError:
+            return None
 
 
 @dataclass(frozen=True)
@@ -57,8 +72,26 @@ class SchemaEntry:
 
 
 @dataclass(frozen=True)
-class TableEntry:
-    """A table's catalog row. ``id`` is its identity: RENAME keeps it, CREATE makes a new one.
+class SchemaObjectEntry:
+    """What every object that lives in a schema by name has: its identity, its schema and its name.
+
+    ``id`` is the object's identity: RENAME keeps it, CREATE (and CREATE OR REPLACE) makes a new one.
+    """
+
+    id: str
+    schema_id: str
+    database: str
+    schema: str
+    name: str
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.database}.{self.schema}.{self.name}"
+
+
+@dataclass(frozen=True)
+class TableEntry(SchemaObjectEntry):
+    """A table's catalog row.
 
     Attributes:
         location: the table's folder, a qualified URI.
@@ -67,11 +100,6 @@ class TableEntry:
         purged_at: set once a dropped table's window has passed and its files are gone.
     """
 
-    id: str
-    schema_id: str
-    database: str
-    schema: str
-    name: str
     kind: TableKind
     location: str
     created_at: dt.datetime
@@ -81,10 +109,6 @@ class TableEntry:
     clone_kind: CloneKind | None = None
     purged_at: dt.datetime | None = None
     owns_folder: bool = True
-
-    @property
-    def qualified(self) -> str:
-        return f"{self.database}.{self.schema}.{self.name}"
 
     @property
     def managed(self) -> bool:
@@ -133,14 +157,9 @@ class QueryEntry:
 
 
 @dataclass(frozen=True)
-class SequenceEntry:
+class SequenceEntry(SchemaObjectEntry):
     """A sequence's catalog row; ``next_value`` is the next value it hands out."""
 
-    id: str
-    schema_id: str
-    database: str
-    schema: str
-    name: str
     next_value: int
     increment: int
     comment: str
@@ -148,13 +167,9 @@ class SequenceEntry:
     dropped_at: dt.datetime | None
     source_id: str | None = None
 
-    @property
-    def qualified(self) -> str:
-        return f"{self.database}.{self.schema}.{self.name}"
-
 
 @dataclass(frozen=True)
-class ViewEntry:
+class ViewEntry(SchemaObjectEntry):
     """A view's catalog row. Its definition's unqualified names resolve in its own database and schema.
 
     Attributes:
@@ -162,19 +177,10 @@ class ViewEntry:
         columns: the view's column names, recorded at CREATE: its column list, or its query's output names.
     """
 
-    id: str
-    schema_id: str
-    database: str
-    schema: str
-    name: str
     definition: str
     columns: tuple[str, ...]
     created_at: dt.datetime
     dropped_at: dt.datetime | None
-
-    @property
-    def qualified(self) -> str:
-        return f"{self.database}.{self.schema}.{self.name}"
 
 
 @dataclass(frozen=True)
@@ -238,7 +244,7 @@ class SourceKind(str, Enum):
 
 
 @dataclass(frozen=True)
-class StreamEntry:
+class StreamEntry(SchemaObjectEntry):
     """A stream's catalog row: a bookmark on its source's versions.
 
     Attributes:
@@ -252,11 +258,6 @@ class StreamEntry:
             the Lake's clock; staleness counts from it.
     """
 
-    id: str
-    schema_id: str
-    database: str
-    schema: str
-    name: str
     source_kind: SourceKind
     source_id: str
     mode: StreamMode
@@ -266,10 +267,6 @@ class StreamEntry:
     created_at: dt.datetime
     offset_at: dt.datetime
     dropped_at: dt.datetime | None = None
-
-    @property
-    def qualified(self) -> str:
-        return f"{self.database}.{self.schema}.{self.name}"
 
 
 @dataclass(frozen=True)

@@ -6,38 +6,32 @@ import datetime as dt
 import sqlite3
 import uuid
 
-from lakeclone.catalog.db import CatalogConnection, optional_timestamp, parse_timestamp, timestamp_text
-from lakeclone.catalog.entries import SchemaEntry, SequenceEntry
-
-_SEQUENCE_SELECT = (
-    "SELECT q.*, s.name AS schema_name, d.name AS database_name FROM sequences q "
-    "JOIN schemas s ON q.schema_id = s.id JOIN databases d ON s.database_id = d.id"
+from lakeclone.catalog.db import (
+    LIVE_OBJECT,
+    CatalogConnection,
+    SchemaObjectTable,
+    optional_timestamp,
+    parse_timestamp,
+    timestamp_text,
 )
-_LIVE = " AND q.dropped_at IS NULL AND s.dropped_at IS NULL AND d.dropped_at IS NULL"
+from lakeclone.catalog.entries import SchemaEntry, SequenceEntry
 
 
 class SequenceStore(CatalogConnection):
     """Sequences live in a schema like tables; ``next_value`` is the next value handed out."""
 
     def sequence(self, database: str, schema: str, name: str) -> SequenceEntry | None:
-        row = self._db.execute(
-            _SEQUENCE_SELECT + " WHERE d.name = ? AND s.name = ? AND q.name = ?" + _LIVE, (database, schema, name)
-        ).fetchone()
-        return _sequence(row) if row else None
+        return self._named(SEQUENCES, database, schema, name)
 
     def sequence_by_id(self, sequence_id: str) -> SequenceEntry | None:
         """A sequence by identity, live or dropped."""
-        row = self._db.execute(_SEQUENCE_SELECT + " WHERE q.id = ?", (sequence_id,)).fetchone()
-        return _sequence(row) if row else None
+        return self._with_id(SEQUENCES, sequence_id)
 
     def sequence_is_live(self, sequence_id: str) -> bool:
-        return self._db.execute(_SEQUENCE_SELECT + " WHERE q.id = ?" + _LIVE, (sequence_id,)).fetchone() is not None
+        return self._db.execute(SEQUENCES.select + " WHERE o.id = ?" + LIVE_OBJECT, (sequence_id,)).fetchone() is not None
 
     def sequences(self, schema: SchemaEntry) -> list[SequenceEntry]:
-        rows = self._db.execute(
-            _SEQUENCE_SELECT + " WHERE s.id = ? AND q.dropped_at IS NULL ORDER BY q.name", (schema.id,)
-        ).fetchall()
-        return [_sequence(r) for r in rows]
+        return self._in_schema(SEQUENCES, schema.id)
 
     def create_sequence(
         self,
@@ -70,9 +64,6 @@ class SequenceStore(CatalogConnection):
         )
         return entry
 
-    def drop_sequence(self, sequence: SequenceEntry, now: dt.datetime) -> None:
-        self._mark_dropped("sequences", sequence.id, now)
-
     def reserve_sequence_values(self, sequence_id: str, count: int) -> tuple[int, int]:
         """Hand out ``count`` consecutive values of a sequence: (first value, increment).
 
@@ -102,3 +93,6 @@ def _sequence(row: sqlite3.Row) -> SequenceEntry:
         optional_timestamp(row["dropped_at"]),
         row["source_id"],
     )
+
+
+SEQUENCES = SchemaObjectTable("sequences", _sequence)

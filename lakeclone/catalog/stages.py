@@ -9,47 +9,29 @@ import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from lakeclone.catalog.db import CatalogConnection, optional_timestamp, parse_timestamp, timestamp_text
-from lakeclone.catalog.entries import SchemaEntry
+from lakeclone.catalog.db import CatalogConnection, SchemaObjectTable, optional_timestamp, parse_timestamp, timestamp_text
+from lakeclone.catalog.entries import SchemaEntry, SchemaObjectEntry
 
 
 @dataclass(frozen=True)
-class StageEntry:
+class StageEntry(SchemaObjectEntry):
     """A stage's catalog row: where its files are and the file format options it gives a COPY by default."""
 
-    id: str
-    schema_id: str
-    database: str
-    schema: str
-    name: str
     url: str
     file_format: Mapping[str, str]
     comment: str
     created_at: dt.datetime
     dropped_at: dt.datetime | None
 
-    @property
-    def qualified(self) -> str:
-        return f"{self.database}.{self.schema}.{self.name}"
-
 
 @dataclass(frozen=True)
-class FileFormatEntry:
+class FileFormatEntry(SchemaObjectEntry):
     """A named file format's catalog row: its options, as :class:`lakeclone.loading.formats.FileFormat` writes them."""
 
-    id: str
-    schema_id: str
-    database: str
-    schema: str
-    name: str
     options: Mapping[str, str]
     comment: str
     created_at: dt.datetime
     dropped_at: dt.datetime | None
-
-    @property
-    def qualified(self) -> str:
-        return f"{self.database}.{self.schema}.{self.name}"
 
 
 @dataclass(frozen=True)
@@ -71,33 +53,18 @@ class LoadedFile:
     pending: bool
 
 
-_STAGE_SELECT = (
-    "SELECT g.*, s.name AS schema_name, d.name AS database_name FROM stages g "
-    "JOIN schemas s ON g.schema_id = s.id JOIN databases d ON s.database_id = d.id"
-)
-_LIVE = " AND g.dropped_at IS NULL AND s.dropped_at IS NULL AND d.dropped_at IS NULL"
-_FORMAT_SELECT = _STAGE_SELECT.replace("FROM stages g", "FROM file_formats g")
-
-
 class StageStore(CatalogConnection):
     """Stages live in a schema, in a namespace of their own; load history is kept per table and file."""
 
     def stage(self, database: str, schema: str, name: str) -> StageEntry | None:
-        row = self._db.execute(
-            _STAGE_SELECT + " WHERE d.name = ? AND s.name = ? AND g.name = ?" + _LIVE, (database, schema, name)
-        ).fetchone()
-        return _stage(row) if row else None
+        return self._named(STAGES, database, schema, name)
 
     def stage_by_id(self, stage_id: str) -> StageEntry | None:
         """A stage by identity, live or dropped."""
-        row = self._db.execute(_STAGE_SELECT + " WHERE g.id = ?", (stage_id,)).fetchone()
-        return _stage(row) if row else None
+        return self._with_id(STAGES, stage_id)
 
     def stages(self, schema: SchemaEntry) -> list[StageEntry]:
-        rows = self._db.execute(
-            _STAGE_SELECT + " WHERE s.id = ? AND g.dropped_at IS NULL ORDER BY g.name", (schema.id,)
-        ).fetchall()
-        return [_stage(r) for r in rows]
+        return self._in_schema(STAGES, schema.id)
 
     def create_stage(
         self, schema: SchemaEntry, name: str, *, url: str, file_format: Mapping[str, str], comment: str, now: dt.datetime
@@ -111,25 +78,15 @@ class StageStore(CatalogConnection):
         )
         return entry
 
-    def drop_stage(self, stage: StageEntry, now: dt.datetime) -> None:
-        self._mark_dropped("stages", stage.id, now)
-
     def file_format(self, database: str, schema: str, name: str) -> FileFormatEntry | None:
-        row = self._db.execute(
-            _FORMAT_SELECT + " WHERE d.name = ? AND s.name = ? AND g.name = ?" + _LIVE, (database, schema, name)
-        ).fetchone()
-        return _file_format(row) if row else None
+        return self._named(FILE_FORMATS, database, schema, name)
 
     def file_format_by_id(self, format_id: str) -> FileFormatEntry | None:
         """A named file format by identity, live or dropped."""
-        row = self._db.execute(_FORMAT_SELECT + " WHERE g.id = ?", (format_id,)).fetchone()
-        return _file_format(row) if row else None
+        return self._with_id(FILE_FORMATS, format_id)
 
     def file_formats(self, schema: SchemaEntry) -> list[FileFormatEntry]:
-        rows = self._db.execute(
-            _FORMAT_SELECT + " WHERE s.id = ? AND g.dropped_at IS NULL ORDER BY g.name", (schema.id,)
-        ).fetchall()
-        return [_file_format(r) for r in rows]
+        return self._in_schema(FILE_FORMATS, schema.id)
 
     def create_file_format(
         self, schema: SchemaEntry, name: str, *, options: Mapping[str, str], comment: str, now: dt.datetime
@@ -142,9 +99,6 @@ class StageStore(CatalogConnection):
             (entry.id, schema.id, name, json.dumps(entry.options), comment, timestamp_text(now)),
         )
         return entry
-
-    def drop_file_format(self, entry: FileFormatEntry, now: dt.datetime) -> None:
-        self._mark_dropped("file_formats", entry.id, now)
 
     def loaded_files(self, table_id: str, uris: Iterable[str], since: dt.datetime) -> list[LoadedFile]:
         """What the load history holds for these files of a table: loads since ``since``, and pending ones."""
@@ -236,6 +190,10 @@ def _file_format(row: sqlite3.Row) -> FileFormatEntry:
         parse_timestamp(row["created_at"]),
         optional_timestamp(row["dropped_at"]),
     )
+
+
+STAGES = SchemaObjectTable("stages", _stage)
+FILE_FORMATS = SchemaObjectTable("file_formats", _file_format)
 
 
 def _loaded(row: sqlite3.Row) -> LoadedFile:

@@ -7,10 +7,11 @@ is all of them on one connection.
 from __future__ import annotations
 
 import datetime as dt
+from typing import TYPE_CHECKING, Any
 
 from lakeclone.catalog.access import AccessStore
 from lakeclone.catalog.channels import ChannelStore
-from lakeclone.catalog.db import parse_timestamp, timestamp_text
+from lakeclone.catalog.db import SchemaObjectTable, parse_timestamp, timestamp_text
 from lakeclone.catalog.definitions import DefinitionStore
 from lakeclone.catalog.entries import (
     ChannelEntry,
@@ -24,6 +25,7 @@ from lakeclone.catalog.entries import (
     QueryEntry,
     QueryOrigin,
     SchemaEntry,
+    SchemaObjectEntry,
     SequenceEntry,
     SourceKind,
     StreamEntry,
@@ -37,11 +39,23 @@ from lakeclone.catalog.objects import DEFAULT_DATABASE, DEFAULT_SCHEMA, ObjectSt
 from lakeclone.catalog.parameters import ParameterStore
 from lakeclone.catalog.policies import PolicyStore
 from lakeclone.catalog.queries import QueryStore
-from lakeclone.catalog.sequences import SequenceStore
-from lakeclone.catalog.stages import FileFormatEntry, LoadedFile, StageEntry, StageStore
-from lakeclone.catalog.streams import StreamStore
+from lakeclone.catalog.sequences import SEQUENCES, SequenceStore
+from lakeclone.catalog.stages import FILE_FORMATS, STAGES, FileFormatEntry, LoadedFile, StageEntry, StageStore
+from lakeclone.catalog.streams import STREAMS, StreamStore
 from lakeclone.catalog.transactions import TransactionStore
-from lakeclone.catalog.views import ViewStore
+from lakeclone.catalog.views import VIEWS, ViewStore
+
+if TYPE_CHECKING:
+    from lakeclone.catalog.names import QualifiedName
+
+# Where each kind of schema object a feature owns is kept.
+_SCHEMA_OBJECT_TABLES: dict[ObjectKind, SchemaObjectTable[Any]] = {
+    ObjectKind.VIEW: VIEWS,
+    ObjectKind.STREAM: STREAMS,
+    ObjectKind.SEQUENCE: SEQUENCES,
+    ObjectKind.STAGE: STAGES,
+    ObjectKind.FILE_FORMAT: FILE_FORMATS,
+}
 
 __all__ = [
     "DEFAULT_DATABASE",
@@ -61,6 +75,7 @@ __all__ = [
     "QueryEntry",
     "QueryOrigin",
     "SchemaEntry",
+    "SchemaObjectEntry",
     "SequenceEntry",
     "SourceKind",
     "StageEntry",
@@ -91,6 +106,18 @@ class Catalog(
 ):
     """The catalog of one warehouse: objects, parameters, statements, sequences, definitions, streams, views,
     transactions, access control, channels, policies and tags, the folders statements are writing, stages and load history."""
+
+    def schema_object(self, kind: ObjectKind, name: QualifiedName) -> SchemaObjectEntry | None:
+        """The live object of ``kind`` (a view, a stream, a sequence, a stage, a file format) ``name`` holds, or None."""
+        return self._named(_SCHEMA_OBJECT_TABLES[kind], name.database, name.schema, name.name)
+
+    def schema_objects(self, kind: ObjectKind, schema: SchemaEntry) -> list[SchemaObjectEntry]:
+        """A schema's live objects of ``kind``, by name."""
+        return self._in_schema(_SCHEMA_OBJECT_TABLES[kind], schema.id)
+
+    def drop_schema_object(self, kind: ObjectKind, object_id: str, now: dt.datetime) -> None:
+        """Mark an object of ``kind`` dropped at ``now``."""
+        self._mark_dropped(_SCHEMA_OBJECT_TABLES[kind].table, object_id, now)
 
     def horizon(self, table: TableEntry, now: dt.datetime) -> dt.datetime:
         """The oldest moment time travel on ``table`` reaches: its retention window, or a VACUUM that kept less."""

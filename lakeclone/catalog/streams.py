@@ -8,7 +8,14 @@ import sqlite3
 import uuid
 from collections.abc import Mapping
 
-from lakeclone.catalog.db import CatalogConnection, optional_timestamp, parse_timestamp, timestamp_text
+from lakeclone.catalog.db import (
+    LIVE_OBJECT,
+    CatalogConnection,
+    SchemaObjectTable,
+    optional_timestamp,
+    parse_timestamp,
+    timestamp_text,
+)
 from lakeclone.catalog.entries import (
     Consumption,
     SchemaEntry,
@@ -18,12 +25,6 @@ from lakeclone.catalog.entries import (
     TrackingInterval,
 )
 
-_STREAM_SELECT = (
-    "SELECT m.*, s.name AS schema_name, d.name AS database_name FROM streams m "
-    "JOIN schemas s ON m.schema_id = s.id JOIN databases d ON s.database_id = d.id"
-)
-_LIVE = " AND m.dropped_at IS NULL AND s.dropped_at IS NULL AND d.dropped_at IS NULL"
-
 
 class StreamStore(CatalogConnection):
     """Streams live in a schema like tables, and follow their source by id."""
@@ -31,36 +32,26 @@ class StreamStore(CatalogConnection):
     # Streams ---------------------------------------------------------------
 
     def stream(self, database: str, schema: str, name: str) -> StreamEntry | None:
-        row = self._db.execute(
-            _STREAM_SELECT + " WHERE d.name = ? AND s.name = ? AND m.name = ?" + _LIVE, (database, schema, name)
-        ).fetchone()
-        return _stream(row) if row else None
+        return self._named(STREAMS, database, schema, name)
 
     def stream_by_id(self, stream_id: str) -> StreamEntry | None:
         """A stream by identity, live or dropped."""
-        row = self._db.execute(_STREAM_SELECT + " WHERE m.id = ?", (stream_id,)).fetchone()
-        return _stream(row) if row else None
+        return self._with_id(STREAMS, stream_id)
 
     def streams(self, schema: SchemaEntry) -> list[StreamEntry]:
-        rows = self._db.execute(
-            _STREAM_SELECT + " WHERE s.id = ? AND m.dropped_at IS NULL ORDER BY m.name", (schema.id,)
-        ).fetchall()
-        return [_stream(r) for r in rows]
+        return self._in_schema(STREAMS, schema.id)
 
     def streams_on(self, table_id: str) -> list[StreamEntry]:
         """The live streams whose offsets include ``table_id`` (streams on the table, or on views reading it)."""
         rows = self._db.execute(
-            _STREAM_SELECT + " WHERE m.offsets LIKE ?" + _LIVE + " ORDER BY m.name", (f'%"{table_id}"%',)
+            STREAMS.select + " WHERE o.offsets LIKE ?" + LIVE_OBJECT + " ORDER BY o.name", (f'%"{table_id}"%',)
         ).fetchall()
         return [e for e in map(_stream, rows) if table_id in e.offsets]
 
     def streamed_table_ids(self) -> set[str]:
         """The tables some live stream reads."""
-        rows = self._db.execute(
-            "SELECT m.offsets FROM streams m JOIN schemas s ON m.schema_id = s.id "
-            "JOIN databases d ON s.database_id = d.id WHERE 1 = 1" + _LIVE
-        ).fetchall()
-        return {str(table_id) for r in rows for table_id in json.loads(r[0])}
+        rows = self._db.execute(STREAMS.select + " WHERE 1 = 1" + LIVE_OBJECT).fetchall()
+        return {str(table_id) for r in rows for table_id in json.loads(r["offsets"])}
 
     def create_stream(
         self,
@@ -108,9 +99,6 @@ class StreamStore(CatalogConnection):
             ),
         )
         return entry
-
-    def drop_stream(self, stream: StreamEntry, now: dt.datetime) -> None:
-        self._mark_dropped("streams", stream.id, now)
 
     def move_offsets(self, stream_id: str, offsets: Mapping[str, int], *, initial_rows: bool, now: dt.datetime) -> None:
         """A consuming statement's commit: the stream's changes now start after ``offsets``."""
@@ -182,6 +170,9 @@ def _stream(row: sqlite3.Row) -> StreamEntry:
         parse_timestamp(row["offset_at"]),
         optional_timestamp(row["dropped_at"]),
     )
+
+
+STREAMS = SchemaObjectTable("streams", _stream)
 
 
 def _consumption(row: sqlite3.Row) -> Consumption:

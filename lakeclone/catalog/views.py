@@ -8,36 +8,23 @@ import sqlite3
 import uuid
 from collections.abc import Sequence
 
-from lakeclone.catalog.db import CatalogConnection, optional_timestamp, parse_timestamp, timestamp_text
+from lakeclone.catalog.db import CatalogConnection, SchemaObjectTable, optional_timestamp, parse_timestamp, timestamp_text
 from lakeclone.catalog.entries import SchemaEntry, ViewEntry
-
-_VIEW_SELECT = (
-    "SELECT v.*, s.name AS schema_name, d.name AS database_name FROM views v "
-    "JOIN schemas s ON v.schema_id = s.id JOIN databases d ON s.database_id = d.id"
-)
-_LIVE = " AND v.dropped_at IS NULL AND s.dropped_at IS NULL AND d.dropped_at IS NULL"
 
 
 class ViewStore(CatalogConnection):
     """Views live in a schema like tables; a dropped view keeps its row, marked ``dropped_at``."""
 
     def view(self, database: str, schema: str, name: str) -> ViewEntry | None:
-        row = self._db.execute(
-            _VIEW_SELECT + " WHERE d.name = ? AND s.name = ? AND v.name = ?" + _LIVE, (database, schema, name)
-        ).fetchone()
-        return _view(row) if row else None
+        return self._named(VIEWS, database, schema, name)
 
     def view_by_id(self, view_id: str) -> ViewEntry | None:
         """A view by identity, live or dropped."""
-        row = self._db.execute(_VIEW_SELECT + " WHERE v.id = ?", (view_id,)).fetchone()
-        return _view(row) if row else None
+        return self._with_id(VIEWS, view_id)
 
     def views(self, schema: SchemaEntry) -> list[ViewEntry]:
         """A schema's live views, by name."""
-        rows = self._db.execute(
-            _VIEW_SELECT + " WHERE s.id = ? AND v.dropped_at IS NULL ORDER BY v.name", (schema.id,)
-        ).fetchall()
-        return [_view(r) for r in rows]
+        return self._in_schema(VIEWS, schema.id)
 
     def create_view(
         self, schema: SchemaEntry, name: str, *, definition: str, columns: Sequence[str], now: dt.datetime
@@ -48,9 +35,6 @@ class ViewStore(CatalogConnection):
             (entry.id, schema.id, name, definition, json.dumps(list(columns)), timestamp_text(now)),
         )
         return entry
-
-    def drop_view(self, view: ViewEntry, now: dt.datetime) -> None:
-        self._mark_dropped("views", view.id, now)
 
     def rename_view(self, view: ViewEntry, schema: SchemaEntry, name: str) -> None:
         self._db.execute("UPDATE views SET schema_id = ?, name = ? WHERE id = ?", (schema.id, name, view.id))
@@ -68,3 +52,6 @@ def _view(row: sqlite3.Row) -> ViewEntry:
         parse_timestamp(row["created_at"]),
         optional_timestamp(row["dropped_at"]),
     )
+
+
+VIEWS = SchemaObjectTable("views", _view)

@@ -11,20 +11,23 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from lakeclone.catalog import parameters as params
-from lakeclone.catalog.entries import ObjectKind, TableEntry, TableKind
+from lakeclone.catalog.entries import ObjectKind, SchemaObjectEntry, TableEntry, TableKind
 from lakeclone.catalog.names import database_name, schema_name
 from lakeclone.delta import statements
 from lakeclone.dialect import expressions as lx
 from lakeclone.engine import needs, registry, results
 from lakeclone.engine.compiler import spark_sql
 from lakeclone.engine.objects import (
+    drop_object,
     external_location,
     is_external,
     location_of,
     properties_of,
     require_database,
     require_free_name,
+    require_object,
     require_schema,
+    schema_object,
     store_parameters,
     value_of,
 )
@@ -65,10 +68,13 @@ def create(execution: Execution) -> DataFrame:
         if registry.SLOTS.clone is None:
             raise UnsupportedStatementError(execution.sql)
         return registry.SLOTS.clone(execution)
-    creators = {"DATABASE": _create_database, "SCHEMA": _create_schema, "TABLE": _create_table, **registry.CREATORS}
-    if kind not in creators:
+    own = {"DATABASE": _create_database, "SCHEMA": _create_schema, "TABLE": _create_table}
+    if kind in own:
+        return own[kind](execution)
+    create = schema_object(execution, ObjectKind.named(kind)).create
+    if create is None:
         raise UnsupportedStatementError(execution.sql)
-    return creators[kind](execution)
+    return create(execution)
 
 
 def _create_database(execution: Execution) -> DataFrame:
@@ -296,10 +302,8 @@ def drop(execution: Execution) -> DataFrame:
                 _check_restrict(execution, restrict, [t for s in catalog.schemas(entry) for t in catalog.tables(s)])
                 catalog.drop_database(entry, execution.now())
             name = label
-        elif kind in registry.DROPPERS:
-            name, label, entry = registry.DROPPERS[kind](execution, target)
         else:
-            raise UnsupportedStatementError(execution.sql)
+            name, label, entry = drop_object(execution, ObjectKind.named(kind), target)
     if entry is None and not if_exists:
         raise ObjectNotFoundError(name)
     for purge in registry.PURGES:
@@ -410,11 +414,12 @@ def alter(execution: Execution) -> DataFrame:
     expression = execution.expression
     kind = str(expression.args.get("kind") or "").upper()
     actions = expression.args.get("actions") or []
-    renames = {"TABLE": _rename_table, "SCHEMA": _rename_schema, "DATABASE": _rename_database, **registry.RENAMES}
-    if kind not in renames or len(actions) != 1 or not isinstance(actions[0], exp.AlterRename):
+    own = {"TABLE": _rename_table, "SCHEMA": _rename_schema, "DATABASE": _rename_database}
+    rename = own.get(kind) or schema_object(execution, ObjectKind.named(kind)).rename
+    if rename is None or len(actions) != 1 or not isinstance(actions[0], exp.AlterRename):
         raise UnsupportedStatementError(execution.sql)
     with execution.work.records():
-        renames[kind](execution, expression.this, actions[0].this)
+        rename(execution, expression.this, actions[0].this)
     return results.status(execution.spark, "Statement executed successfully.")
 
 
@@ -484,8 +489,10 @@ def unset_parameters(execution: Execution) -> DataFrame:
 def _parameter_owner(execution: Execution, kind: ObjectKind, target: exp.Table) -> str | None:
     """The id of the object whose parameters change; None for a missing one under ALTER ... IF EXISTS."""
     try:
-        if kind in registry.PARAMETER_OWNERS:
-            return registry.PARAMETER_OWNERS[kind](execution, target)
+        if kind in registry.SCHEMA_OBJECTS:
+            if not registry.SCHEMA_OBJECTS[kind].takes_parameters:
+                raise UnsupportedStatementError(execution.sql)
+            return require_object(execution, kind, target, SchemaObjectEntry).id
         if kind is ObjectKind.TABLE:
             return execution.tables.entry(target).id
         if kind is ObjectKind.SCHEMA:

@@ -3,20 +3,31 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from sqlglot import exp
 
 from lakeclone.catalog import parameters as params
-from lakeclone.catalog.entries import DatabaseEntry, ObjectKind, SchemaEntry
-from lakeclone.engine import registry
-from lakeclone.errors import InvalidLocationError, ObjectExistsError, ObjectNotFoundError, SqlCompilationError
+from lakeclone.catalog.entries import DatabaseEntry, ObjectKind, SchemaEntry, SchemaObjectEntry
+from lakeclone.engine import registry, results
+from lakeclone.errors import (
+    InvalidLocationError,
+    ObjectExistsError,
+    ObjectNotFoundError,
+    SqlCompilationError,
+    UnsupportedStatementError,
+)
 from lakeclone.storage import is_within
 
 if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
     from lakeclone.catalog.names import QualifiedName
     from lakeclone.engine.executor import Execution
     from lakeclone.engine.tables import Tables
+
+
+Entry = TypeVar("Entry", bound=SchemaObjectEntry)
 
 
 def require_database(execution: Execution, name: str) -> DatabaseEntry:
@@ -34,7 +45,7 @@ def require_schema(execution: Execution, database: str, name: str) -> SchemaEntr
     return schema
 
 
-def require_free_name(execution: Execution, name: QualifiedName, kind: str = "TABLE") -> None:
+def require_free_name(execution: Execution, name: QualifiedName, kind: ObjectKind = ObjectKind.TABLE) -> None:
     """Refuse ``name`` to an object of ``kind`` when an object of another kind holds it.
 
     Tables, views and streams share one namespace per schema (a query reads
@@ -45,10 +56,65 @@ def require_free_name(execution: Execution, name: QualifiedName, kind: str = "TA
         ObjectExistsError: a table, view or stream other than a ``kind`` holds the name.
     """
     catalog = execution.catalog
-    if kind != "TABLE" and catalog.table(name.database, name.schema, name.name) is not None:
+    if kind is not ObjectKind.TABLE and catalog.table(name.database, name.schema, name.name) is not None:
         raise ObjectExistsError(name.name)
-    if any(taken(catalog, name) for other, taken in registry.NAME_TAKEN.items() if other != kind):
+    for other in registry.SCHEMA_OBJECTS.values():
+        if other.shares_table_names and other.kind is not kind and catalog.schema_object(other.kind, name) is not None:
+            raise ObjectExistsError(name.name)
+
+
+def schema_object(execution: Execution, kind: ObjectKind | None) -> registry.SchemaObject:
+    """The record of the kind of schema object a statement names; UnsupportedStatementError for a kind with none."""
+    record = registry.SCHEMA_OBJECTS.get(kind) if kind is not None else None
+    if record is None:
+        raise UnsupportedStatementError(execution.sql)
+    return record
+
+
+def require_object(execution: Execution, kind: ObjectKind, target: exp.Table, entry_type: type[Entry]) -> Entry:
+    """The live object of ``kind`` a statement names (an ``entry_type``), or ObjectNotFoundError."""
+    name = execution.tables.name(target)
+    entry = execution.catalog.schema_object(schema_object(execution, kind).kind, name)
+    if entry is None:
+        raise ObjectNotFoundError(str(name))
+    assert isinstance(entry, entry_type), f"a {kind.value} is kept as {type(entry).__name__}"
+    return entry
+
+
+def drop_object(execution: Execution, kind: ObjectKind | None, target: exp.Table) -> tuple[str, str, object | None]:
+    """``DROP <kind> x`` inside DROP's records: (the name for messages, its label, the dropped object or None)."""
+    kind = schema_object(execution, kind).kind
+    name = execution.tables.name(target)
+    entry = execution.catalog.schema_object(kind, name)
+    if entry is not None:
+        execution.catalog.drop_schema_object(kind, entry.id, execution.now())
+    return str(name), name.name, entry
+
+
+def make_room(execution: Execution, kind: ObjectKind, name: QualifiedName) -> DataFrame | None:
+    """``CREATE [OR REPLACE] <kind> [IF NOT EXISTS] name``'s rule for an object of the kind already there.
+
+    Called inside the statement's records, just before it creates the object,
+    so that what it finds is what the catalog holds then.
+
+    Returns:
+        IF NOT EXISTS' status when the name is held (the statement returns it
+        and creates nothing), else None: the name was free, or OR REPLACE
+        dropped what held it.
+
+    Raises:
+        ObjectExistsError: the name is held and the statement says neither.
+    """
+    schema_object(execution, kind)
+    current = execution.catalog.schema_object(kind, name)
+    if current is None:
+        return None
+    if execution.expression.args.get("exists"):
+        return results.status(execution.spark, f"{name.name} already exists, statement succeeded.")
+    if not execution.expression.args.get("replace"):
         raise ObjectExistsError(name.name)
+    execution.catalog.drop_schema_object(kind, current.id, execution.now())
+    return None
 
 
 # CREATE options that are not parameters, each read by the code that needs it.

@@ -114,33 +114,55 @@ class Statement:
 STATEMENTS: dict[type[exp.Expression], Statement] = {}
 """Statements by the expression class the parser builds."""
 
-CREATORS: dict[str, Handler] = {}
-"""``CREATE <kind>`` handlers beyond databases, schemas and tables (``SEQUENCE``)."""
 
-DROPPERS: dict[str, Callable[[Execution, exp.Table], tuple[str, str, object | None]]] = {}
-"""``DROP <kind>`` inside DROP's catalog transaction: (name for messages, label, the dropped entry or None)."""
+@dataclass(frozen=True)
+class SchemaObject:
+    """One kind of schema object a feature owns (a view, a stream, a sequence, a stage, a file format).
+
+    The catalog keeps each kind's objects (:meth:`Catalog.schema_object`
+    finds one by name); the engine's generic statements serve every kind from
+    this one record:
+    DROP (:func:`lakeclone.engine.objects.drop_object`), CREATE's OR REPLACE
+    and IF NOT EXISTS (:func:`lakeclone.engine.objects.make_room`), SHOW,
+    and ALTER … RENAME and SET/UNSET where the kind has them. Databases,
+    schemas and tables are the engine's own.
+
+    Attributes:
+        kind: what it is.
+        plural: what SHOW calls the kind's objects (``FILE FORMATS``).
+        columns: SHOW's columns (a Spark schema's DDL).
+        row: SHOW's row for one object.
+        create: ``CREATE <kind>``; None where the kind's CREATE is a statement of its own (CREATE STREAM).
+        rename: ``ALTER <kind> old RENAME TO new``, inside ALTER's records.
+        shares_table_names: whether it takes its names from the tables'
+            namespace: a query reads tables, views and streams by name alike,
+            so no two of them hold one name in a schema.
+        takes_parameters: whether ``ALTER <kind> x SET|UNSET`` sets parameters on it (COMMENT, CHANGE_TRACKING).
+    """
+
+    kind: ObjectKind
+    plural: str
+    columns: str
+    row: Callable[[Execution, Any], tuple[Any, ...]]
+    create: Handler | None = None
+    rename: Callable[[Execution, exp.Table, exp.Table], None] | None = None
+    shares_table_names: bool = False
+    takes_parameters: bool = False
+
+
+SCHEMA_OBJECTS: dict[ObjectKind, SchemaObject] = {}
+"""The kinds of schema object features own, by kind: see :class:`SchemaObject`."""
+
+
+def schema_object(record: SchemaObject) -> SchemaObject:
+    """Register a kind of schema object; each kind is registered once."""
+    assert record.kind not in SCHEMA_OBJECTS, f"{record.kind.value} registered twice"
+    SCHEMA_OBJECTS[record.kind] = record
+    return record
+
 
 SHOWS: dict[str, ShowHandler] = {}
 """``SHOW <what>`` handlers beyond databases, schemas and tables."""
-
-RENAMES: dict[str, Callable[[Execution, exp.Table, exp.Table], None]] = {}
-"""``ALTER <kind> old RENAME TO new`` beyond tables, schemas and databases, inside ALTER's catalog transaction."""
-
-PARAMETER_OWNERS: dict[ObjectKind, Callable[[Execution, exp.Table], str]] = {}
-"""Finds the object ``ALTER <kind> x SET|UNSET …`` names, for kinds a feature owns (``VIEW``): its id.
-
-Raises ObjectNotFoundError when there is none. It only finds the object: what
-a parameter's new value then does is :data:`PARAMETER_HOOKS`' job.
-"""
-
-NAME_TAKEN: dict[str, Callable[[Catalog, QualifiedName], bool]] = {}
-"""Whether a feature's object of a kind (``VIEW``, ``STREAM``) holds a name, by kind.
-
-Tables, views and streams share one namespace per schema, since a query
-resolves each of their names alike. :func:`lakeclone.engine.objects.require_free_name`
-asks these (and the tables) wherever an object takes a name: CREATE, CLONE,
-RENAME and UNDROP of a table, CREATE and RENAME of a view, CREATE STREAM.
-"""
 
 TABLE_DEFINITIONS: list[DefinitionReader] = []
 """Readers of the parts of CREATE TABLE a feature owns (defaults, constraints, clustering keys)."""
@@ -249,13 +271,13 @@ PARAMETER_HOOKS: dict[str, ParameterHook] = {}
 """Reacts to a parameter's new value, by key (``CHANGE_TRACKING``): (execution, kind, object id, value).
 
 Run when the parameter is set (its new value) or unset (None) on an object
-of any kind, once the object is found (:data:`PARAMETER_OWNERS` for a
-feature's kinds) and the value stored in the statement's records; a hook's
+of any kind, once the object is found (a feature's kinds through their
+:class:`SchemaObject`) and the value stored in the statement's records; a hook's
 Delta commits and records join the same unit of work.
 """
 
 DESCRIBERS: dict[str, Handler] = {}
-"""``DESCRIBE <kind>`` handlers beyond tables (``VIEW``, ``STREAM``)."""
+"""``DESCRIBE <kind>`` handlers beyond tables, by the kind's words (``VIEW``, ``MASKING POLICY``)."""
 
 PURGES: list[Callable[[Execution], None]] = []
 """Run after DROP and VACUUM (the purge of dropped tables whose UNDROP window has passed)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -86,6 +87,7 @@ def show(execution: Execution) -> DataFrame:
     expression = execution.expression
     what = expression.name.upper()
     shows = {"DATABASES": _databases, "SCHEMAS": _schemas, "TABLES": _tables, **registry.SHOWS}
+    shows.update({record.plural: functools.partial(_objects, record) for record in registry.SCHEMA_OBJECTS.values()})
     if what not in shows:
         raise UnsupportedStatementError(execution.sql)
     for key, value in expression.args.items():
@@ -93,6 +95,17 @@ def show(execution: Execution) -> DataFrame:
             raise SqlCompilationError(f"SHOW {what} does not support {key.upper()} in lakeclone.")
     listing = shows[what](execution, like_pattern(expression.args.get("like")))
     return _narrowed(execution, _visible(execution, what, listing))
+
+
+def _objects(record: registry.SchemaObject, execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
+    """``SHOW <plural> [LIKE 'p'] [IN {SCHEMA s | DATABASE d}]`` of a kind a feature owns: its record's row for each."""
+    data = [
+        record.row(execution, entry)
+        for schema in scope_schemas(execution)
+        for entry in execution.catalog.schema_objects(record.kind, schema)
+        if matches(like, entry.name)
+    ]
+    return results.rows(execution.spark, record.columns, data)
 
 
 def _visible(execution: Execution, what: str, frame: DataFrame) -> DataFrame:

@@ -6,23 +6,20 @@ reads with its options as they are when the COPY runs.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from lakeclone.catalog.stages import FileFormatEntry
+from lakeclone.catalog.entries import ObjectKind
 from lakeclone.engine import registry, results
-from lakeclone.engine.objects import require_schema, value_of
-from lakeclone.engine.show import scope_schemas
-from lakeclone.errors import ObjectExistsError
+from lakeclone.engine.objects import make_room, require_schema, value_of
 from lakeclone.loading import formats
 from lakeclone.loading.stages import require_file_format
 
 if TYPE_CHECKING:
-    import re
-
     from pyspark.sql import DataFrame
 
+    from lakeclone.catalog.stages import FileFormatEntry
     from lakeclone.engine.executor import Execution
 
 SHOW_SCHEMA = (
@@ -40,48 +37,29 @@ def create_file_format(execution: Execution) -> DataFrame:
     options = list(properties.expressions) if properties else []
     comment = next((value_of(p.this) for p in options if isinstance(p, exp.SchemaCommentProperty)), "")
     file_format = formats.from_properties(formats.FileFormat(), options)
-    catalog = execution.catalog
     with execution.work.records():
         schema = require_schema(execution, name.database, name.schema)
-        existing = catalog.file_format(name.database, name.schema, name.name)
-        if existing is not None:
-            if expression.args.get("exists"):
-                return results.status(execution.spark, f"{name.name} already exists, statement succeeded.")
-            if not expression.args.get("replace"):
-                raise ObjectExistsError(name.name)
-            catalog.drop_file_format(existing, execution.now())
-        catalog.create_file_format(schema, name.name, options=file_format.options(), comment=comment, now=execution.now())
+        held = make_room(execution, ObjectKind.FILE_FORMAT, name)
+        if held is not None:
+            return held
+        execution.catalog.create_file_format(
+            schema, name.name, options=file_format.options(), comment=comment, now=execution.now()
+        )
     return results.status(execution.spark, f"File format {name.name} successfully created.")
 
 
-def drop_file_format(execution: Execution, target: exp.Table) -> tuple[str, str, FileFormatEntry | None]:
-    """Drop a file format inside DROP's transaction: (its name for messages, its label, the entry)."""
-    name = execution.tables.name(target)
-    entry = execution.catalog.file_format(name.database, name.schema, name.name)
-    if entry is not None:
-        execution.catalog.drop_file_format(entry, execution.now())
-    return str(name), name.name, entry
-
-
-def show_file_formats(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
-    """``SHOW FILE FORMATS [LIKE 'p'] [IN {SCHEMA s | DATABASE d}]``."""
-    catalog = execution.catalog
-    data = [
-        (
-            entry.created_at,
-            entry.name,
-            entry.database,
-            entry.schema,
-            entry.options.get("TYPE", "CSV"),
-            catalog.owner("FILE FORMAT", entry.id) or "",
-            entry.comment,
-            ", ".join(f"{key} = {value}" for key, value in entry.options.items()),
-        )
-        for schema in scope_schemas(execution)
-        for entry in catalog.file_formats(schema)
-        if like is None or like.match(entry.name)
-    ]
-    return results.rows(execution.spark, SHOW_SCHEMA, data)
+def _show_row(execution: Execution, entry: FileFormatEntry) -> tuple[Any, ...]:
+    """SHOW FILE FORMATS' row."""
+    return (
+        entry.created_at,
+        entry.name,
+        entry.database,
+        entry.schema,
+        entry.options.get("TYPE", "CSV"),
+        execution.catalog.owner(ObjectKind.FILE_FORMAT.value, entry.id) or "",
+        entry.comment,
+        ", ".join(f"{key} = {value}" for key, value in entry.options.items()),
+    )
 
 
 def describe_file_format(execution: Execution) -> DataFrame:
@@ -92,7 +70,13 @@ def describe_file_format(execution: Execution) -> DataFrame:
     return results.rows(execution.spark, DESCRIBE_SCHEMA, data)
 
 
-registry.CREATORS["FILE FORMAT"] = create_file_format
-registry.DROPPERS["FILE FORMAT"] = drop_file_format
-registry.SHOWS["FILE FORMATS"] = show_file_formats
+registry.schema_object(
+    registry.SchemaObject(
+        ObjectKind.FILE_FORMAT,
+        "FILE FORMATS",
+        columns=SHOW_SCHEMA,
+        row=_show_row,
+        create=create_file_format,
+    )
+)
 registry.DESCRIBERS["FILE FORMAT"] = describe_file_format

@@ -14,17 +14,17 @@ import re
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
+from lakeclone.catalog.entries import ObjectKind
 from lakeclone.catalog.stages import FileFormatEntry, StageEntry
 from lakeclone.dialect import option_reference, table_reference
 from lakeclone.engine import registry, results
-from lakeclone.engine.objects import external_location, require_schema, value_of
+from lakeclone.engine.objects import external_location, make_room, require_schema, value_of
 from lakeclone.engine.privileges import Need, stage_usage
-from lakeclone.engine.show import scope_schemas
-from lakeclone.errors import ObjectExistsError, ObjectNotFoundError, SqlCompilationError
+from lakeclone.errors import ObjectNotFoundError, SqlCompilationError
 from lakeclone.loading import formats
 from lakeclone.storage import FileInfo, Storage, join, relative_to
 
@@ -91,50 +91,20 @@ def create_stage(execution: Execution) -> DataFrame:
             "lakeclone's stages are external: give the folder its files are in, CREATE STAGE s URL = 's3a://bucket/path/'."
         )
     url = external_location(execution.tables, url_text, what="a stage")
-    catalog = execution.catalog
     with execution.work.records():
         schema = require_schema(execution, name.database, name.schema)
-        existing = catalog.stage(name.database, name.schema, name.name)
-        if existing is not None:
-            if expression.args.get("exists"):
-                return results.status(execution.spark, f"{name.name} already exists, statement succeeded.")
-            if not expression.args.get("replace"):
-                raise ObjectExistsError(name.name)
-            catalog.drop_stage(existing, execution.now())
+        held = make_room(execution, ObjectKind.STAGE, name)
+        if held is not None:
+            return held
         options = stored or file_format.options()
-        catalog.create_stage(schema, name.name, url=url, file_format=options, comment=comment, now=execution.now())
+        execution.catalog.create_stage(schema, name.name, url=url, file_format=options, comment=comment, now=execution.now())
     return results.status(execution.spark, f"Stage area {name.name} successfully created.")
 
 
-def drop_stage(execution: Execution, target: exp.Table) -> tuple[str, str, StageEntry | None]:
-    """Drop a stage inside DROP's transaction: (its name for messages, its label, the entry)."""
-    name = execution.tables.name(target)
-    entry = execution.catalog.stage(name.database, name.schema, name.name)
-    if entry is not None:
-        execution.catalog.drop_stage(entry, execution.now())
-    return str(name), name.name, entry
-
-
-def show_stages(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
-    """``SHOW STAGES [LIKE 'p'] [IN {SCHEMA s | DATABASE d}]``."""
-    catalog = execution.catalog
-    data = [
-        (
-            stage.created_at,
-            stage.name,
-            stage.database,
-            stage.schema,
-            stage.url,
-            "N",
-            catalog.owner("STAGE", stage.id) or "",
-            stage.comment,
-            "EXTERNAL",
-        )
-        for schema in scope_schemas(execution)
-        for stage in catalog.stages(schema)
-        if like is None or like.match(stage.name)
-    ]
-    return results.rows(execution.spark, SHOW_SCHEMA, data)
+def _show_row(execution: Execution, stage: StageEntry) -> tuple[Any, ...]:
+    """SHOW STAGES' row."""
+    owner = execution.catalog.owner(ObjectKind.STAGE.value, stage.id) or ""
+    return (stage.created_at, stage.name, stage.database, stage.schema, stage.url, "N", owner, stage.comment, "EXTERNAL")
 
 
 def describe_stage(execution: Execution) -> DataFrame:
@@ -238,8 +208,14 @@ def _list_needs(tables: Tables, expression: exp.Expression) -> Iterator[Need | N
     yield from stage_usage(tables, expression.name)
 
 
-registry.CREATORS["STAGE"] = create_stage
-registry.DROPPERS["STAGE"] = drop_stage
-registry.SHOWS["STAGES"] = show_stages
+registry.schema_object(
+    registry.SchemaObject(
+        ObjectKind.STAGE,
+        "STAGES",
+        columns=SHOW_SCHEMA,
+        row=_show_row,
+        create=create_stage,
+    )
+)
 registry.DESCRIBERS["STAGE"] = describe_stage
 registry.STATEMENTS[exp.ListStage] = registry.Statement(_list_needs, list_stage, "LIST_FILES")

@@ -8,19 +8,19 @@ never get the same value.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from lakeclone.catalog.entries import SequenceEntry
+from lakeclone.catalog.entries import ObjectKind
 from lakeclone.engine import registry, results
-from lakeclone.engine.objects import require_schema, value_of
-from lakeclone.engine.show import scope_schemas
-from lakeclone.errors import ObjectExistsError, SqlCompilationError
+from lakeclone.engine.objects import make_room, require_schema, value_of
+from lakeclone.errors import SqlCompilationError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
+    from lakeclone.catalog.entries import SequenceEntry
     from lakeclone.engine.executor import Execution
 
 SHOW_SCHEMA = (
@@ -53,17 +53,14 @@ def create_sequence(execution: Execution) -> DataFrame:
             raise SqlCompilationError(f"unsupported sequence option {prop.sql(dialect='snowflake')}")
     if increment == 0:
         raise SqlCompilationError("Sequence increment must not be zero.")
-    catalog = execution.catalog
     with execution.work.records():
         schema = require_schema(execution, name.database, name.schema)
-        existing = catalog.sequence(name.database, name.schema, name.name)
-        if existing is not None:
-            if expression.args.get("exists"):
-                return results.status(execution.spark, f"{name.name} already exists, statement succeeded.")
-            if not expression.args.get("replace"):
-                raise ObjectExistsError(name.name)
-            catalog.drop_sequence(existing, execution.now())
-        catalog.create_sequence(schema, name.name, start=start, increment=increment, now=execution.now(), comment=comment)
+        held = make_room(execution, ObjectKind.SEQUENCE, name)
+        if held is not None:
+            return held
+        execution.catalog.create_sequence(
+            schema, name.name, start=start, increment=increment, now=execution.now(), comment=comment
+        )
     return results.status(execution.spark, f"Sequence {name.name} successfully created.")
 
 
@@ -77,27 +74,18 @@ def _integer(node: exp.Expression, option: str) -> int:
     return -value if negative else value
 
 
-def drop_sequence(execution: Execution, target: exp.Table) -> tuple[str, str, SequenceEntry | None]:
-    """Drop a sequence inside DROP's transaction: (its name for messages, its label, the entry)."""
-    name = execution.tables.name(target)
-    entry = execution.catalog.sequence(name.database, name.schema, name.name)
-    if entry is not None:
-        execution.catalog.drop_sequence(entry, execution.now())
-    return str(name), name.name, entry
+def _show_row(execution: Execution, sequence: SequenceEntry) -> tuple[Any, ...]:
+    """SHOW SEQUENCES' row."""
+    q = sequence
+    return (q.created_at, q.name, q.database, q.schema, q.next_value, q.increment, q.comment)
 
 
-def show_sequences(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
-    """``SHOW SEQUENCES [LIKE 'p'] [IN {SCHEMA s | DATABASE d}]``."""
-    catalog = execution.catalog
-    data = [
-        (q.created_at, q.name, q.database, q.schema, q.next_value, q.increment, q.comment)
-        for schema in scope_schemas(execution)
-        for q in catalog.sequences(schema)
-        if like is None or like.match(q.name)
-    ]
-    return results.rows(execution.spark, SHOW_SCHEMA, data)
-
-
-registry.CREATORS["SEQUENCE"] = create_sequence
-registry.DROPPERS["SEQUENCE"] = drop_sequence
-registry.SHOWS["SEQUENCES"] = show_sequences
+registry.schema_object(
+    registry.SchemaObject(
+        ObjectKind.SEQUENCE,
+        "SEQUENCES",
+        columns=SHOW_SCHEMA,
+        row=_show_row,
+        create=create_sequence,
+    )
+)

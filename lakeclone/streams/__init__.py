@@ -8,6 +8,7 @@ it commits. A stream on a view has a bookmark on each table the view reads
 keep rule and what clones carry of streams live here too.
 """
 
+from lakeclone.catalog.entries import ObjectKind
 from lakeclone.engine import registry
 from lakeclone.streams import binding, clones, consume, lineage, statements, tracking, vacuum, view_plan, view_reader
 from lakeclone.vacuum.plan import KEEP_REASONS
@@ -22,10 +23,8 @@ registry.TRANSACTION_COMMITS.append(consume.commit_consumed)
 registry.TRANSACTION_ROLLBACKS.append(consume.forget_consumed)
 registry.PARAMETER_HOOKS[tracking.CHANGE_TRACKING] = tracking.on_parameter
 registry.CREATE_PROPERTIES[tracking.CHANGE_TRACKING] = tracking.create_properties
-registry.DROPPERS[statements.STREAM] = statements.drop_stream
-registry.SHOWS["STREAMS"] = statements.show_streams
-registry.DESCRIBERS[statements.STREAM] = statements.describe_stream
-registry.NAME_TAKEN[statements.STREAM] = statements.stream_named
+registry.schema_object(statements.STREAM)
+registry.DESCRIBERS[ObjectKind.STREAM.value] = statements.describe_stream
 registry.CLONE_HOOKS.append(clones.clone_streams)
 # Before the last rule, which judges files no version ever read.
 KEEP_REASONS.insert(len(KEEP_REASONS) - 1, vacuum.stream_offsets)

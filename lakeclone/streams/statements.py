@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
 from lakeclone import views
-from lakeclone.catalog.entries import ADMIN_ROLE, SourceKind, StreamMode
+from lakeclone.catalog.entries import ADMIN_ROLE, ObjectKind, SourceKind, StreamEntry, StreamMode
 from lakeclone.dialect import table_reference
 from lakeclone.dialect.expressions import CreateStream
 from lakeclone.engine import registry, results
-from lakeclone.engine.objects import require_free_name, require_schema
+from lakeclone.engine.objects import make_room, require_free_name, require_object, require_schema
 from lakeclone.engine.privileges import Need, Privilege, create_in_schema, reads_of
-from lakeclone.engine.show import matches, scope_schemas
-from lakeclone.errors import ObjectExistsError, ObjectNotFoundError, SqlCompilationError
+from lakeclone.errors import ObjectExistsError, SqlCompilationError
 from lakeclone.streams import tracking, view_plan
 from lakeclone.streams.staleness import staleness
 from lakeclone.timetravel import PointKind, point_of
@@ -24,14 +22,9 @@ from lakeclone.timetravel import PointKind, point_of
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from lakeclone.catalog.entries import StreamEntry, TableEntry, ViewEntry
-    from lakeclone.catalog.names import QualifiedName
-    from lakeclone.catalog.store import Catalog
+    from lakeclone.catalog.entries import TableEntry, ViewEntry
     from lakeclone.engine.executor import Execution
     from lakeclone.engine.tables import Tables
-
-# The kind's name in statements (DROP STREAM, SHOW STREAMS …) and in the registry.
-STREAM = "STREAM"
 
 # Snowflake's TYPE of a stream on Delta-backed standard tables.
 STREAM_TYPE = "DELTA"
@@ -55,7 +48,7 @@ def create_stream(execution: Execution) -> DataFrame:
     name = execution.tables.name(expression.this)
     schema = require_schema(execution, name.database, name.schema)
     catalog = execution.catalog
-    require_free_name(execution, name, STREAM)
+    require_free_name(execution, name, ObjectKind.STREAM)
     existing = catalog.stream(name.database, name.schema, name.name)
     if existing is not None and not expression.args.get("replace"):
         if expression.args.get("exists"):
@@ -76,12 +69,10 @@ def create_stream(execution: Execution) -> DataFrame:
     comment = expression.args.get("comment")
     with execution.work.records():
         # Again under the write lock: another process may have taken the name since.
-        require_free_name(execution, name, STREAM)
-        current = catalog.stream(name.database, name.schema, name.name)
-        if current is not None:
-            if not expression.args.get("replace"):
-                raise ObjectExistsError(name.name)
-            catalog.drop_stream(current, execution.now())
+        require_free_name(execution, name, ObjectKind.STREAM)
+        held = make_room(execution, ObjectKind.STREAM, name)
+        if held is not None:
+            return held
         if view is not None:
             # A stream on a view turns the view's change tracking on, as the first stream on a table does the table's.
             catalog.set_parameter(view.id, tracking.CHANGE_TRACKING, "true")
@@ -139,15 +130,6 @@ def _stream_name(execution: Execution, value: exp.Expression) -> tuple[str, str,
     return name.database, name.schema, name.name
 
 
-def drop_stream(execution: Execution, target: exp.Table) -> tuple[str, str, object | None]:
-    """``DROP STREAM [IF EXISTS] s`` inside DROP's catalog transaction."""
-    name = execution.tables.name(target)
-    stream = execution.catalog.stream(name.database, name.schema, name.name)
-    if stream is not None:
-        execution.catalog.drop_stream(stream, execution.now())
-    return str(name), name.name, stream
-
-
 _COLUMNS = (
     "created_on TIMESTAMP, name STRING, database_name STRING, schema_name STRING, owner STRING, comment STRING, "
     "table_name STRING, source_type STRING, base_tables STRING, type STRING, stale STRING, mode STRING, "
@@ -187,26 +169,17 @@ def _row(execution: Execution, stream: StreamEntry) -> tuple[Any, ...]:
     )
 
 
-def show_streams(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
-    """``SHOW STREAMS [LIKE …] [IN SCHEMA s | DATABASE d]``."""
-    data = [
-        _row(execution, stream)
-        for schema in scope_schemas(execution)
-        for stream in execution.catalog.streams(schema)
-        if matches(like, stream.name)
-    ]
-    return results.rows(execution.spark, _COLUMNS, data)
-
-
 def describe_stream(execution: Execution) -> DataFrame:
     """``DESCRIBE STREAM s``: SHOW STREAMS' row for one stream."""
-    name = execution.tables.name(execution.expression.this)
-    stream = execution.catalog.stream(name.database, name.schema, name.name)
-    if stream is None:
-        raise ObjectNotFoundError(str(name))
+    stream = require_object(execution, ObjectKind.STREAM, execution.expression.this, StreamEntry)
     return results.rows(execution.spark, _COLUMNS, [_row(execution, stream)])
 
 
-def stream_named(catalog: Catalog, name: QualifiedName) -> bool:
-    """Whether a live stream holds ``name``, which no table or view may then take."""
-    return catalog.stream(name.database, name.schema, name.name) is not None
+STREAM = registry.SchemaObject(
+    ObjectKind.STREAM,
+    "STREAMS",
+    columns=_COLUMNS,
+    row=_row,
+    shares_table_names=True,
+)
+"""Streams, as DROP and the tables' namespace know them; CREATE STREAM is a statement of its own."""

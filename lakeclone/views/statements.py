@@ -6,7 +6,7 @@ of its columns. Views and tables share one namespace per schema.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 from sqlglot.tokens import TokenType
@@ -17,27 +17,27 @@ from lakeclone.engine import registry, results
 from lakeclone.engine.compiler import spark_sql
 from lakeclone.engine.context import SessionContext
 from lakeclone.engine.ddl import check_column_names
-from lakeclone.engine.objects import properties_of, require_free_name, require_schema, store_parameters
+from lakeclone.engine.objects import (
+    make_room,
+    properties_of,
+    require_free_name,
+    require_object,
+    require_schema,
+    store_parameters,
+)
 from lakeclone.engine.schema import type_text
-from lakeclone.engine.show import matches, scope_schemas
-from lakeclone.errors import ObjectExistsError, ObjectNotFoundError, SqlCompilationError
+from lakeclone.errors import ObjectExistsError, SqlCompilationError
 
 if TYPE_CHECKING:
-    import re
-
     from pyspark.sql import DataFrame
 
     from lakeclone.catalog.names import QualifiedName
-    from lakeclone.catalog.store import Catalog
     from lakeclone.engine.executor import Execution
 
 SHOW_SCHEMA = (
     "created_on TIMESTAMP, name STRING, kind STRING, database_name STRING, schema_name STRING, comment STRING, "
     "text STRING, is_secure STRING, is_materialized STRING, change_tracking STRING"
 )
-
-# The kind's name in statements (CREATE VIEW, DROP VIEW …) and in the registry.
-VIEW = "VIEW"
 
 DESCRIBE_SCHEMA = (
     "name STRING, type STRING, kind STRING, `null?` STRING, default STRING, "
@@ -70,7 +70,7 @@ def create_view(execution: Execution) -> DataFrame:
     settings = _settings(expression)
     catalog = execution.catalog
     schema = require_schema(execution, name.database, name.schema)
-    require_free_name(execution, name, VIEW)
+    require_free_name(execution, name, ObjectKind.VIEW)
     if catalog.view(name.database, name.schema, name.name) is not None:
         if expression.args.get("exists"):
             return results.status(execution.spark, f"{name.name} already exists, statement succeeded.")
@@ -80,12 +80,10 @@ def create_view(execution: Execution) -> DataFrame:
     definition = definition_text(execution.sql)
     with execution.work.records():
         # Again under the write lock: another process may have taken the name since.
-        require_free_name(execution, name, VIEW)
-        current = catalog.view(name.database, name.schema, name.name)
-        if current is not None:
-            if not expression.args.get("replace"):
-                raise ObjectExistsError(name.name)
-            catalog.drop_view(current, execution.now())
+        require_free_name(execution, name, ObjectKind.VIEW)
+        held = make_room(execution, ObjectKind.VIEW, name)
+        if held is not None:
+            return held
         entry = catalog.create_view(schema, name.name, definition=definition, columns=columns, now=execution.now())
         store_parameters(execution, ObjectKind.VIEW, entry.id, settings)
     return results.status(execution.spark, f"View {name.name} successfully created.")
@@ -143,46 +141,24 @@ def definition_text(sql: str) -> str:
 
 def require_view(execution: Execution, target: exp.Table) -> ViewEntry:
     """The live view a statement names, or ObjectNotFoundError."""
-    name = execution.tables.name(target)
-    view = execution.catalog.view(name.database, name.schema, name.name)
-    if view is None:
-        raise ObjectNotFoundError(str(name))
-    return view
+    return require_object(execution, ObjectKind.VIEW, target, ViewEntry)
 
 
-def drop_view(execution: Execution, target: exp.Table) -> tuple[str, str, ViewEntry | None]:
-    """Drop a view inside DROP's transaction: (its name for messages, its label, the entry)."""
-    name = execution.tables.name(target)
-    entry = execution.catalog.view(name.database, name.schema, name.name)
-    if entry is not None:
-        execution.catalog.drop_view(entry, execution.now())
-    return str(name), name.name, entry
-
-
-def show_views(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
-    """``SHOW VIEWS [LIKE 'p'] [IN {SCHEMA s | DATABASE d}]``; ``text`` is the view's query as written."""
-    catalog = execution.catalog
-    data = []
-    for schema in scope_schemas(execution):
-        for view in catalog.views(schema):
-            if not matches(like, view.name):
-                continue
-            settings = catalog.parameters(view.id)
-            data.append(
-                (
-                    view.created_at,
-                    view.name,
-                    "VIEW",
-                    view.database,
-                    view.schema,
-                    settings.get("COMMENT", ""),
-                    view.definition,
-                    "false",
-                    "false",
-                    "ON" if settings.get("CHANGE_TRACKING") == "true" else "OFF",
-                )
-            )
-    return results.rows(execution.spark, SHOW_SCHEMA, data)
+def _show_row(execution: Execution, view: ViewEntry) -> tuple[Any, ...]:
+    """SHOW VIEWS' row; ``text`` is the view's query as written."""
+    settings = execution.catalog.parameters(view.id)
+    return (
+        view.created_at,
+        view.name,
+        ObjectKind.VIEW.value,
+        view.database,
+        view.schema,
+        settings.get("COMMENT", ""),
+        view.definition,
+        "false",
+        "false",
+        "ON" if settings.get("CHANGE_TRACKING") == "true" else "OFF",
+    )
 
 
 def describe_view(execution: Execution) -> DataFrame:
@@ -202,21 +178,22 @@ def rename_view(execution: Execution, old: exp.Table, new: exp.Table) -> None:
     name = execution.tables.name(new)
     schema = require_schema(execution, name.database, name.schema)
     catalog = execution.catalog
-    if view_named(catalog, name):
+    if catalog.view(name.database, name.schema, name.name) is not None:
         raise ObjectExistsError(name.name)
-    require_free_name(execution, name, VIEW)
+    require_free_name(execution, name, ObjectKind.VIEW)
     catalog.rename_view(view, schema, name.name)
 
 
-def view_named(catalog: Catalog, name: QualifiedName) -> bool:
-    """Whether a live view holds ``name``, which no table or stream may then take."""
-    return catalog.view(name.database, name.schema, name.name) is not None
-
-
-registry.CREATORS[VIEW] = create_view
-registry.DROPPERS[VIEW] = drop_view
-registry.SHOWS["VIEWS"] = show_views
-registry.DESCRIBERS[VIEW] = describe_view
-registry.RENAMES[VIEW] = rename_view
-registry.PARAMETER_OWNERS[ObjectKind.VIEW] = lambda execution, target: require_view(execution, target).id
-registry.NAME_TAKEN[VIEW] = view_named
+registry.schema_object(
+    registry.SchemaObject(
+        ObjectKind.VIEW,
+        "VIEWS",
+        columns=SHOW_SCHEMA,
+        row=_show_row,
+        create=create_view,
+        rename=rename_view,
+        shares_table_names=True,
+        takes_parameters=True,
+    )
+)
+registry.DESCRIBERS[ObjectKind.VIEW.value] = describe_view
