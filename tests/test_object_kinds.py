@@ -89,3 +89,12 @@ def test_views_streams_and_tables_share_one_namespace(lake: lakeclone.Lake, kind
             lake.sql(text)
     # A kind outside that namespace takes the same name.
     lake.sql("CREATE SEQUENCE taken")
+
+
+def test_a_kind_reads_and_hashes_as_its_text() -> None:
+    # The catalog's rows hold kinds as text; messages and results show them as SQL spells them.
+    assert {"FILE FORMAT": 1}[ObjectKind.FILE_FORMAT] == 1
+    assert {ObjectKind.MASKING_POLICY: 1}["MASKING POLICY"] == 1
+    assert f"{ObjectKind.FILE_FORMAT} f" == str(ObjectKind.FILE_FORMAT) + " f" == "FILE FORMAT f"
+    assert ObjectKind.named("file format") is ObjectKind.FILE_FORMAT
+    assert ObjectKind.named("warehouse") is None

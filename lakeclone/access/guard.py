@@ -20,6 +20,8 @@ from sqlglot import exp
 
 from lakeclone.access.privileges import satisfies
 from lakeclone.catalog.access import ACCOUNTADMIN, PUBLIC
+from lakeclone.catalog.entries import ObjectKind
+from lakeclone.engine import registry
 from lakeclone.engine.compiler import read_references, staged_references, table_function_calls
 from lakeclone.engine.privileges import (
     Definer,
@@ -109,12 +111,12 @@ class Guard:
             return
         schema = catalog.schema(entry.database, entry.schema)
         assert schema is not None
-        securable = Securable("TABLE", entry.id, entry.name, (schema_securable(catalog, schema),))
+        securable = Securable(ObjectKind.TABLE, entry.id, entry.name, (schema_securable(catalog, schema),))
         self.require(catalog, roles, Need(securable, (Privilege(privilege),)))
 
     def owns_table(self, executor: Executor, table_id: str) -> bool:
         catalog = executor.catalog
-        return self.owns(catalog, self.roles(catalog, executor.context.role), Securable("TABLE", table_id, table_id))
+        return self.owns(catalog, self.roles(catalog, executor.context.role), Securable(ObjectKind.TABLE, table_id, table_id))
 
     def sees_table(self, executor: Executor, table_id: str) -> bool:
         catalog = executor.catalog
@@ -125,7 +127,7 @@ class Guard:
         schema = catalog.schema(entry.database, entry.schema) if entry else None
         if entry is None or schema is None:
             return False
-        securable = Securable("TABLE", entry.id, entry.qualified, (schema_securable(catalog, schema),))
+        securable = Securable(ObjectKind.TABLE, entry.id, entry.qualified, (schema_securable(catalog, schema),))
         return all(self.holds(catalog, roles, c, Privilege.USAGE) for c in _with_containers(securable)[:-1]) and (
             self.sees(catalog, roles, securable)
         )
@@ -133,13 +135,14 @@ class Guard:
     def visible(self, catalog: Catalog, role: str, what: str) -> tuple[tuple[str, ...], set[tuple[str, ...]]] | None:
         """What SHOW lists for ``role``: the objects it sees, in containers it may use."""
         roles = self.roles(catalog, role)
-        if ACCOUNTADMIN in roles or what not in SHOWN:
+        shown = _shown(what)
+        if ACCOUNTADMIN in roles or shown is None:
             return None
-        kind, columns = SHOWN[what]
+        kind, columns = shown
         keys: set[tuple[str, ...]] = set()
         for database in catalog.databases():
-            securable = Securable("DATABASE", database.id, database.name)
-            if kind == "DATABASE":
+            securable = Securable(ObjectKind.DATABASE, database.id, database.name)
+            if kind is ObjectKind.DATABASE:
                 if self.sees(catalog, roles, securable):
                     keys.add((database.name,))
                 continue
@@ -147,7 +150,7 @@ class Guard:
                 continue
             for schema_entry in catalog.schemas(database):
                 schema = schema_securable(catalog, schema_entry)
-                if kind == "SCHEMA":
+                if kind is ObjectKind.SCHEMA:
                     if self.sees(catalog, roles, schema):
                         keys.add((database.name, schema_entry.name))
                     continue
@@ -168,7 +171,7 @@ class Guard:
             if not self.holds(catalog, roles, securable, Privilege.USAGE):
                 raise ObjectNotFoundError(securable.name, securable.kind.capitalize())
         target = need.securable
-        if need.privileges == (Privilege.USAGE,) and target.kind in ("SCHEMA", "DATABASE"):
+        if need.privileges == (Privilege.USAGE,) and target.kind in (ObjectKind.SCHEMA, ObjectKind.DATABASE):
             # A container the role may not use does not exist for it, whatever else it holds on it.
             if not self.holds(catalog, roles, target, Privilege.USAGE):
                 raise ObjectNotFoundError(target.name, target.kind.capitalize())
@@ -213,39 +216,33 @@ class Guard:
 
 
 # How Snowflake names a kind of object the role cannot see, where not "Object".
-_NOT_FOUND_AS = {"STAGE": "Stage", "FILE FORMAT": "File format"}
+_NOT_FOUND_AS = {ObjectKind.STAGE: "Stage", ObjectKind.FILE_FORMAT: "File format"}
 
-# What each SHOW lists: the kind of object, and the columns that name it.
+# What each SHOW lists beyond the kinds of schema object features register: the kind, and the columns that name it.
 _QUALIFIED = ("database_name", "schema_name", "name")
-SHOWN: dict[str, tuple[str, tuple[str, ...]]] = {
-    "DATABASES": ("DATABASE", ("name",)),
-    "SCHEMAS": ("SCHEMA", ("database_name", "name")),
-    "TABLES": ("TABLE", _QUALIFIED),
-    "VIEWS": ("VIEW", _QUALIFIED),
-    "STREAMS": ("STREAM", _QUALIFIED),
-    "SEQUENCES": ("SEQUENCE", _QUALIFIED),
-    "STAGES": ("STAGE", _QUALIFIED),
-    "FILE FORMATS": ("FILE FORMAT", _QUALIFIED),
-    "PRIMARY KEYS": ("TABLE", ("database_name", "schema_name", "table_name")),
-    "IMPORTED KEYS": ("TABLE", ("fk_database_name", "fk_schema_name", "fk_table_name")),
+_SHOWN: dict[str, tuple[ObjectKind, tuple[str, ...]]] = {
+    "DATABASES": (ObjectKind.DATABASE, ("name",)),
+    "SCHEMAS": (ObjectKind.SCHEMA, ("database_name", "name")),
+    "TABLES": (ObjectKind.TABLE, _QUALIFIED),
+    "PRIMARY KEYS": (ObjectKind.TABLE, ("database_name", "schema_name", "table_name")),
+    "IMPORTED KEYS": (ObjectKind.TABLE, ("fk_database_name", "fk_schema_name", "fk_table_name")),
     # A channel is listed to the roles that see its table.
-    "CHANNELS": ("TABLE", ("database_name", "schema_name", "table_name")),
+    "CHANNELS": (ObjectKind.TABLE, ("database_name", "schema_name", "table_name")),
 }
 
 
-def _objects(catalog: Catalog, kind: str, schema: SchemaEntry) -> list[tuple[str, str]]:
+def _shown(what: str) -> tuple[ObjectKind, tuple[str, ...]] | None:
+    """What ``SHOW <what>`` lists, and the columns that name each; None for a listing the role's grants do not filter."""
+    if what in _SHOWN:
+        return _SHOWN[what]
+    kinds = [record.kind for record in registry.SCHEMA_OBJECTS.values() if record.plural == what]
+    return (kinds[0], _QUALIFIED) if kinds else None
+
+
+def _objects(catalog: Catalog, kind: ObjectKind, schema: SchemaEntry) -> list[tuple[str, str]]:
     """(id, name) of a schema's live objects of ``kind``."""
-    if kind == "TABLE":
-        return [(t.id, t.name) for t in catalog.tables(schema)]
-    if kind == "VIEW":
-        return [(v.id, v.name) for v in catalog.views(schema)]
-    if kind == "STREAM":
-        return [(s.id, s.name) for s in catalog.streams(schema)]
-    if kind == "STAGE":
-        return [(s.id, s.name) for s in catalog.stages(schema)]
-    if kind == "FILE FORMAT":
-        return [(f.id, f.name) for f in catalog.file_formats(schema)]
-    return [(s.id, s.name) for s in catalog.sequences(schema)]
+    entries = catalog.tables(schema) if kind is ObjectKind.TABLE else catalog.schema_objects(kind, schema)
+    return [(entry.id, entry.name) for entry in entries]
 
 
 GUARD = Guard()

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from lakeclone.catalog.access import Grant
+from lakeclone.catalog.entries import ObjectKind
 from lakeclone.catalog.names import database_name, schema_name
 from lakeclone.dialect.expressions import CreateStream
 from lakeclone.engine.privileges import relation
@@ -28,39 +29,39 @@ def record_created(execution: Execution) -> None:
     """Registered in FINISH: runs inside the catalog transaction that records the statement as finished."""
     expression = execution.expression
     if isinstance(expression, CreateStream):
-        _own(execution, expression.this, "STREAM")
+        _own(execution, expression.this, ObjectKind.STREAM)
         return
     if not isinstance(expression, exp.Create):
         return
-    kind = str(expression.args.get("kind") or "").upper()
+    kind = ObjectKind.named(expression.args.get("kind"))
     target = expression.this.this if isinstance(expression.this, exp.Schema) else expression.this
     catalog = execution.catalog
     role = execution.session.role
     clone = expression.args.get("clone")
-    if kind in ("TABLE", "VIEW", "SEQUENCE", "STAGE", "FILE FORMAT"):
+    if kind in (ObjectKind.TABLE, ObjectKind.VIEW, ObjectKind.SEQUENCE, ObjectKind.STAGE, ObjectKind.FILE_FORMAT):
         created = _own(execution, target, kind)
-        if created is not None and kind == "TABLE" and clone is not None and expression.find(exp.CopyGrantsProperty):
-            source = relation(execution.tables, clone.this, ("TABLE",))
+        if created is not None and kind is ObjectKind.TABLE and clone is not None and expression.find(exp.CopyGrantsProperty):
+            source = relation(execution.tables, clone.this, (ObjectKind.TABLE,))
             if source is not None:
                 _copy_grants(catalog, source.id, created)
-    elif kind == "SCHEMA":
+    elif kind is ObjectKind.SCHEMA:
         database, name = schema_name(target, database=execution.session.database)
         schema = catalog.schema(database, name)
-        if schema is not None and not catalog.has_owner("SCHEMA", schema.id):
-            catalog.set_owner("SCHEMA", schema.id, role)
+        if schema is not None and not catalog.has_owner(ObjectKind.SCHEMA, schema.id):
+            catalog.set_owner(ObjectKind.SCHEMA, schema.id, role)
             if clone is not None:
                 _own_children(catalog, schema, role)
-    elif kind == "DATABASE":
+    elif kind is ObjectKind.DATABASE:
         entry = catalog.database(database_name(target))
-        if entry is not None and not catalog.has_owner("DATABASE", entry.id):
-            catalog.set_owner("DATABASE", entry.id, role)
+        if entry is not None and not catalog.has_owner(ObjectKind.DATABASE, entry.id):
+            catalog.set_owner(ObjectKind.DATABASE, entry.id, role)
             for schema in catalog.schemas(entry):
-                catalog.set_owner("SCHEMA", schema.id, role)
+                catalog.set_owner(ObjectKind.SCHEMA, schema.id, role)
                 if clone is not None:
                     _own_children(catalog, schema, role)
 
 
-def _own(execution: Execution, target: exp.Table, kind: str) -> str | None:
+def _own(execution: Execution, target: exp.Table, kind: ObjectKind) -> str | None:
     """Make the current role the owner of the object just created; give it its schema's future grants."""
     created = relation(execution.tables, target, (kind,))
     catalog = execution.catalog
@@ -69,7 +70,7 @@ def _own(execution: Execution, target: exp.Table, kind: str) -> str | None:
     catalog.set_owner(kind, created.id, execution.session.role)
     schema = created.containers[0]
     database = schema.containers[0] if schema.containers else None
-    containers = [("SCHEMA", schema.id)] + ([("DATABASE", database.id)] if database else [])
+    containers = [(ObjectKind.SCHEMA, schema.id)] + ([(ObjectKind.DATABASE, database.id)] if database else [])
     for container_kind, container_id in containers:
         for future in catalog.future_grants(container_kind, container_id):
             if future.object_kind == kind:
@@ -78,13 +79,13 @@ def _own(execution: Execution, target: exp.Table, kind: str) -> str | None:
 
 
 def _copy_grants(catalog: Catalog, source_id: str, clone_id: str) -> None:
-    for grant in catalog.grants_on("TABLE", source_id):
-        catalog.grant(Grant("TABLE", clone_id, grant.privilege, grant.role, grant.grant_option, grant.granted_by))
+    for grant in catalog.grants_on(ObjectKind.TABLE, source_id):
+        catalog.grant(Grant(ObjectKind.TABLE, clone_id, grant.privilege, grant.role, grant.grant_option, grant.granted_by))
 
 
 def _own_children(catalog: Catalog, schema: SchemaEntry, role: str) -> None:
     """A cloned schema's tables: owned by the cloning role, each with the grants of the table it was cloned from."""
     for table in catalog.tables(schema):
-        catalog.set_owner("TABLE", table.id, role)
+        catalog.set_owner(ObjectKind.TABLE, table.id, role)
         if table.source_id is not None:
             _copy_grants(catalog, table.source_id, table.id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from lakeclone.catalog.entries import ObjectKind
 from lakeclone.engine.privileges import Privilege
 from lakeclone.errors import SqlCompilationError
 
@@ -13,8 +14,8 @@ _SPELLINGS = {
 }
 
 # What each kind of object can be granted; OWNERSHIP and ALL go with every kind.
-APPLICABLE: dict[str, frozenset[Privilege]] = {
-    "ACCOUNT": frozenset(
+APPLICABLE: dict[ObjectKind, frozenset[Privilege]] = {
+    ObjectKind.ACCOUNT: frozenset(
         {
             Privilege.CREATE_DATABASE,
             Privilege.CREATE_EXTERNAL_TABLE,
@@ -23,8 +24,8 @@ APPLICABLE: dict[str, frozenset[Privilege]] = {
             Privilege.APPLY_TAG,
         }
     ),
-    "DATABASE": frozenset({Privilege.USAGE, Privilege.CREATE_SCHEMA}),
-    "SCHEMA": frozenset(
+    ObjectKind.DATABASE: frozenset({Privilege.USAGE, Privilege.CREATE_SCHEMA}),
+    ObjectKind.SCHEMA: frozenset(
         {
             Privilege.USAGE,
             Privilege.CREATE_TABLE,
@@ -39,7 +40,7 @@ APPLICABLE: dict[str, frozenset[Privilege]] = {
             Privilege.MODIFY,
         }
     ),
-    "TABLE": frozenset(
+    ObjectKind.TABLE: frozenset(
         {
             Privilege.SELECT,
             Privilege.INSERT,
@@ -49,21 +50,21 @@ APPLICABLE: dict[str, frozenset[Privilege]] = {
             Privilege.MODIFY,
         }
     ),
-    "VIEW": frozenset({Privilege.SELECT}),
-    "STREAM": frozenset({Privilege.SELECT}),
-    "SEQUENCE": frozenset({Privilege.USAGE}),
-    "STAGE": frozenset({Privilege.USAGE}),
-    "FILE FORMAT": frozenset({Privilege.USAGE}),
-    "MASKING POLICY": frozenset({Privilege.APPLY}),
-    "ROW ACCESS POLICY": frozenset({Privilege.APPLY}),
-    "TAG": frozenset({Privilege.APPLY}),
+    ObjectKind.VIEW: frozenset({Privilege.SELECT}),
+    ObjectKind.STREAM: frozenset({Privilege.SELECT}),
+    ObjectKind.SEQUENCE: frozenset({Privilege.USAGE}),
+    ObjectKind.STAGE: frozenset({Privilege.USAGE}),
+    ObjectKind.FILE_FORMAT: frozenset({Privilege.USAGE}),
+    ObjectKind.MASKING_POLICY: frozenset({Privilege.APPLY}),
+    ObjectKind.ROW_ACCESS_POLICY: frozenset({Privilege.APPLY}),
+    ObjectKind.TAG: frozenset({Privilege.APPLY}),
 }
 
 # Unity Catalog's MODIFY stands for every write on a table.
 WRITES = frozenset({Privilege.INSERT, Privilege.UPDATE, Privilege.DELETE, Privilege.TRUNCATE})
 
 
-def privilege(text: str, kind: str) -> Privilege:
+def privilege(text: str, kind: ObjectKind) -> Privilege:
     """The privilege ``text`` names, checked against what ``kind`` can be granted.
 
     Raises:
@@ -75,9 +76,9 @@ def privilege(text: str, kind: str) -> Privilege:
     except ValueError:
         raise SqlCompilationError(f"Unsupported privilege '{words}'.") from None
     # The account is no object a role can own: its owner is ACCOUNTADMIN, whose rights no grant hands on.
-    owns_account = named is Privilege.OWNERSHIP and kind == "ACCOUNT"
+    owns_account = named is Privilege.OWNERSHIP and kind is ObjectKind.ACCOUNT
     if owns_account or (named not in (Privilege.OWNERSHIP, Privilege.ALL) and named not in APPLICABLE[kind]):
-        raise SqlCompilationError(f"Invalid privilege {named.value} for {kind.lower()}.")
+        raise SqlCompilationError(f"Invalid privilege {named.value} for {kind.value.lower()}.")
     return named
 
 

@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
 from lakeclone.access.guard import GUARD
 from lakeclone.access.privileges import APPLICABLE, privilege
 from lakeclone.catalog.access import ACCOUNTADMIN, PUBLIC, FutureGrant, Grant
+from lakeclone.catalog.entries import ObjectKind
 from lakeclone.catalog.names import database_name, schema_name
-from lakeclone.catalog.policies import PolicyKind
+from lakeclone.catalog.policies import POLICY_KINDS, PolicyEntry
 from lakeclone.dialect.expressions import CreatePrincipal, DropPrincipal, GrantPrivileges, GrantRole, ShowGrants
 from lakeclone.engine import registry, results
 from lakeclone.engine.privileges import (
     ACCOUNT_SECURABLE,
     ADMINISTRATION,
+    RELATIONS,
     Grantable,
     Need,
     Privilege,
@@ -29,11 +31,11 @@ from lakeclone.engine.privileges import (
 from lakeclone.errors import ObjectExistsError, ObjectNotFoundError, SqlCompilationError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Iterator, Sequence
 
     from pyspark.sql import DataFrame
 
-    from lakeclone.catalog.entries import StreamEntry, TableEntry, ViewEntry
+    from lakeclone.catalog.entries import SchemaObjectEntry
     from lakeclone.engine.executor import Execution
     from lakeclone.engine.tables import Tables
 
@@ -175,24 +177,33 @@ def use_role(catalog: object, user: str, role: str) -> None:
         raise ObjectNotFoundError(role, "Role")
 
 
-def _securable(tables: Tables, kind: str, target: exp.Table | None) -> Securable:
-    """The object a grant names; ObjectNotFoundError when it does not exist."""
+def _granted_kind(text: str) -> ObjectKind:
+    """The kind of object a grant's words name; SqlCompilationError for one lakeclone grants nothing on."""
+    kind = ObjectKind.named(text)
+    if kind not in APPLICABLE:
+        raise SqlCompilationError(f"Privileges on a {text} are not supported by lakeclone.")
+    return kind
+
+
+def _securable(tables: Tables, kind_text: str, target: exp.Table | None) -> Securable:
+    """The object a grant names (its kind as the statement spells it); ObjectNotFoundError when it does not exist."""
     catalog = tables.catalog
     found: Securable | None
-    if kind == "ACCOUNT":
+    kind = _granted_kind(kind_text)
+    if kind is ObjectKind.ACCOUNT:
         return ACCOUNT_SECURABLE
     assert target is not None
-    if kind == "DATABASE":
+    if kind is ObjectKind.DATABASE:
         found = database_securable(catalog, database_name(target))
         label = database_name(target)
-    elif kind == "SCHEMA":
+    elif kind is ObjectKind.SCHEMA:
         database, schema = schema_name(target, database=tables.session.database)
         found, label = named_schema(catalog, database, schema), f"{database}.{schema}"
     else:
         found = relation(tables, target, (kind,))
         label = str(tables.name(target))
     if found is None:
-        raise ObjectNotFoundError(label, kind.capitalize())
+        raise ObjectNotFoundError(label, kind.value.capitalize())
     return found
 
 
@@ -204,22 +215,21 @@ def _targets(tables: Tables, expression: exp.Expression) -> list[Securable]:
     container = _securable(tables, expression.text("container"), expression.this)
     catalog = tables.catalog
     schemas = (
-        [catalog.schema_by_id(container.id)] if container.kind == "SCHEMA" else catalog.schemas(catalog.database(container.name))  # type: ignore[arg-type]
+        [catalog.schema_by_id(container.id)]
+        if container.kind is ObjectKind.SCHEMA
+        else catalog.schemas(catalog.database(container.name))  # type: ignore[arg-type]
     )
     found: list[Securable] = []
+    object_kind = ObjectKind.named(kind)
+    if object_kind not in RELATIONS:
+        raise SqlCompilationError(f"GRANT … ON ALL {kind}S is not supported by lakeclone.")
     for schema in schemas:
         assert schema is not None
-        entries: Sequence[TableEntry | ViewEntry | StreamEntry]
-        if kind == "TABLE":
-            entries = catalog.tables(schema)
-        elif kind == "VIEW":
-            entries = catalog.views(schema)
-        elif kind == "STREAM":
-            entries = catalog.streams(schema)
-        else:
-            raise SqlCompilationError(f"GRANT … ON ALL {kind}S is not supported by lakeclone.")
+        entries: Sequence[SchemaObjectEntry]
+        entries = catalog.tables(schema) if object_kind is ObjectKind.TABLE else catalog.schema_objects(object_kind, schema)
         for entry in entries:
-            securable = relation(tables, exp.table_(entry.name, db=schema.name, catalog=schema.database), (kind,))
+            reference = exp.table_(entry.name, db=schema.name, catalog=schema.database)
+            securable = relation(tables, reference, (object_kind,))
             if securable is not None:
                 found.append(securable)
     return found
@@ -229,7 +239,7 @@ def _grant_needs(tables: Tables, expression: exp.Expression) -> Iterator[Grantab
     """That the role may grant each privilege on each object named: future grants in a schema or database take owning it."""
     if not tables.catalog.role_exists(_name(expression.args["to"])):
         return  # the statement says the grantee does not exist
-    kind = expression.text("kind")
+    kind = _granted_kind(expression.text("kind"))
     privileges = [privilege(p.name, kind) for p in expression.expressions]
     if expression.text("scope") == "FUTURE":
         yield Grantable(_securable(tables, expression.text("container"), expression.this), Privilege.OWNERSHIP)
@@ -254,7 +264,7 @@ def _show_grants_needs(tables: Tables, expression: exp.Expression) -> Iterator[N
 def grant_privileges(execution: Execution) -> DataFrame:
     expression = execution.expression
     catalog = execution.catalog
-    kind = expression.text("kind")
+    kind = _granted_kind(expression.text("kind"))
     role = _name(expression.args["to"])
     _require_role(execution, role)
     revoke = bool(expression.args.get("revoke"))
@@ -278,7 +288,7 @@ def grant_privileges(execution: Execution) -> DataFrame:
     return results.status(execution.spark, "Statement executed successfully.")
 
 
-def _expanded(named: Privilege, kind: str) -> list[Privilege]:
+def _expanded(named: Privilege, kind: ObjectKind) -> list[Privilege]:
     """What REVOKE of ``named`` removes: ALL revokes each privilege too."""
     return [named, *sorted(APPLICABLE[kind])] if named is Privilege.ALL else [named]
 
@@ -294,10 +304,11 @@ def _transfer(execution: Execution, target: Securable, role: str, *, copy: bool)
 def _future(execution: Execution, privileges: list[Privilege], role: str, *, revoke: bool, option: bool) -> DataFrame:
     expression = execution.expression
     container = _securable(execution.tables, expression.text("container"), expression.this)
+    kind = _granted_kind(expression.text("kind"))
     catalog = execution.catalog
     with execution.work.records():
         for named in privileges:
-            future = FutureGrant(container.kind, container.id, expression.text("kind"), named.value, role, option)
+            future = FutureGrant(container.kind, container.id, kind, named.value, role, option)
             if revoke:
                 catalog.remove_future_grant(future)
             else:
@@ -315,7 +326,14 @@ def show_grants(execution: Execution) -> DataFrame:
         if not GUARD.sees(catalog, roles, container):
             raise ObjectNotFoundError(container.name, "Schema")
         future = [
-            (g.privilege, g.object_kind, f"{container.name}.<{g.object_kind}>", "ROLE", g.role, str(g.grant_option).lower())
+            (
+                g.privilege,
+                g.object_kind.value,
+                f"{container.name}.<{g.object_kind.value}>",
+                "ROLE",
+                g.role,
+                str(g.grant_option).lower(),
+            )
             for g in catalog.future_grants(container.kind, container.id)
         ]
         return results.rows(execution.spark, FUTURE_GRANTS_SCHEMA, future)
@@ -337,7 +355,7 @@ def show_grants(execution: Execution) -> DataFrame:
             (
                 None,
                 g.privilege,
-                g.object_kind,
+                g.object_kind.value,
                 _object_name(execution, g.object_kind, g.object_id),
                 "ROLE",
                 g.role,
@@ -353,48 +371,32 @@ def show_grants(execution: Execution) -> DataFrame:
         return results.rows(execution.spark, GRANTS_SCHEMA, rows)
     target = _securable(execution.tables, expression.text("on"), expression.this)
     owner = catalog.owner(target.kind, target.id)
-    data = [(None, "OWNERSHIP", target.kind, target.name, "ROLE", owner, "true", owner)]
+    data = [(None, "OWNERSHIP", target.kind.value, target.name, "ROLE", owner, "true", owner)]
     data += [
-        (None, g.privilege, target.kind, target.name, "ROLE", g.role, str(g.grant_option).lower(), g.granted_by)
+        (None, g.privilege, target.kind.value, target.name, "ROLE", g.role, str(g.grant_option).lower(), g.granted_by)
         for g in catalog.grants_on(target.kind, target.id)
     ]
     return results.rows(execution.spark, GRANTS_SCHEMA, data)
 
 
-class _Named(Protocol):
-    """A schema object's entry: every kind's names it the same way."""
-
-    @property
-    def database(self) -> str: ...
-
-    @property
-    def schema(self) -> str: ...
-
-    @property
-    def name(self) -> str: ...
-
-
-def _object_name(execution: Execution, kind: str, object_id: str) -> str:
+def _object_name(execution: Execution, kind: ObjectKind, object_id: str) -> str:
     catalog = execution.catalog
-    if kind == "ACCOUNT":
+    if kind is ObjectKind.ACCOUNT:
         return "ACCOUNT"
-    if kind == "DATABASE":
+    if kind is ObjectKind.DATABASE:
         entry = next((d for d in catalog.databases() if d.id == object_id), None)
         return entry.name if entry else object_id
-    if kind == "SCHEMA":
+    if kind is ObjectKind.SCHEMA:
         schema = catalog.schema_by_id(object_id)
         return schema.qualified if schema else object_id
-    lookups: dict[str, Callable[[str], _Named | None]] = {
-        "TABLE": catalog.table_by_id,
-        "VIEW": catalog.view_by_id,
-        "STREAM": catalog.stream_by_id,
-        "SEQUENCE": catalog.sequence_by_id,
-        "STAGE": catalog.stage_by_id,
-        "FILE FORMAT": catalog.file_format_by_id,
-        **{policy_kind.value: catalog.policy_by_id for policy_kind in PolicyKind},
-    }
-    entry2 = lookups[kind](object_id)
-    return f"{entry2.database}.{entry2.schema}.{entry2.name}" if entry2 else object_id
+    named: SchemaObjectEntry | PolicyEntry | None
+    if kind is ObjectKind.TABLE:
+        named = catalog.table_by_id(object_id)
+    elif kind in POLICY_KINDS:
+        named = catalog.policy_by_id(object_id)
+    else:
+        named = catalog.schema_object_by_id(kind, object_id)
+    return named.qualified if named else object_id
 
 
 def _knows_role(roles: set[str], role: str, owner: str | None) -> bool:

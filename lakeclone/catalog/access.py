@@ -1,6 +1,6 @@
 """Users, roles, the grants of roles and of privileges, future grants and ownership.
 
-Objects are named by kind (``"TABLE"``, ``"SCHEMA"``, ``"ACCOUNT"`` with id ``""``)
+Objects are named by kind (an :class:`ObjectKind`; the account's id is ``""``)
 and id, so a grant follows its object through renames and a clone's objects
 have grants of their own. An object with no ownership row belongs to
 ACCOUNTADMIN.
@@ -14,20 +14,21 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from lakeclone.catalog.db import CatalogConnection, timestamp_text
+from lakeclone.catalog.entries import ObjectKind
 
 ADMINISTRATOR = "ADMIN"
 ACCOUNTADMIN = "ACCOUNTADMIN"
 SYSADMIN = "SYSADMIN"
 PUBLIC = "PUBLIC"
-ACCOUNT = ("ACCOUNT", "")
-"""The account's kind and id: where CREATE DATABASE and CREATE EXTERNAL TABLE are granted."""
+ACCOUNT_ID = ""
+"""The account's id: where CREATE DATABASE and CREATE EXTERNAL TABLE are granted (its kind: ``ObjectKind.ACCOUNT``)."""
 
 
 @dataclass(frozen=True)
 class Grant:
     """A privilege on one object, held by a role."""
 
-    object_kind: str
+    object_kind: ObjectKind
     object_id: str
     privilege: str
     role: str
@@ -39,9 +40,9 @@ class Grant:
 class FutureGrant:
     """A privilege every object of ``object_kind`` created in a container from now on gets."""
 
-    container_kind: str
+    container_kind: ObjectKind
     container_id: str
-    object_kind: str
+    object_kind: ObjectKind
     privilege: str
     role: str
     grant_option: bool
@@ -136,7 +137,7 @@ class AccessStore(CatalogConnection):
             (grant.object_kind, grant.object_id, grant.privilege, grant.role, int(grant.grant_option), grant.granted_by),
         )
 
-    def revoke(self, object_kind: str, object_id: str, privilege: str, role: str, *, option_only: bool) -> None:
+    def revoke(self, object_kind: ObjectKind, object_id: str, privilege: str, role: str, *, option_only: bool) -> None:
         key = (object_kind, object_id, privilege, role)
         where = " WHERE object_kind = ? AND object_id = ? AND privilege = ? AND role = ?"
         if option_only:
@@ -144,7 +145,7 @@ class AccessStore(CatalogConnection):
         else:
             self._db.execute("DELETE FROM grants" + where, key)
 
-    def grants_on(self, object_kind: str, object_id: str) -> list[Grant]:
+    def grants_on(self, object_kind: ObjectKind, object_id: str) -> list[Grant]:
         rows = self._db.execute(
             "SELECT * FROM grants WHERE object_kind = ? AND object_id = ? ORDER BY privilege, role",
             (object_kind, object_id),
@@ -159,7 +160,7 @@ class AccessStore(CatalogConnection):
         ).fetchall()
         return [_grant(r) for r in rows]
 
-    def revoke_all_on(self, object_kind: str, object_id: str) -> None:
+    def revoke_all_on(self, object_kind: ObjectKind, object_id: str) -> None:
         self._db.execute("DELETE FROM grants WHERE object_kind = ? AND object_id = ?", (object_kind, object_id))
 
     def add_future_grant(self, grant: FutureGrant) -> None:
@@ -183,25 +184,30 @@ class AccessStore(CatalogConnection):
             (grant.container_kind, grant.container_id, grant.object_kind, grant.privilege, grant.role),
         )
 
-    def future_grants(self, container_kind: str, container_id: str) -> list[FutureGrant]:
+    def future_grants(self, container_kind: ObjectKind, container_id: str) -> list[FutureGrant]:
         rows = self._db.execute(
             "SELECT * FROM future_grants WHERE container_kind = ? AND container_id = ? ORDER BY object_kind, privilege, role",
             (container_kind, container_id),
         ).fetchall()
         return [
             FutureGrant(
-                r["container_kind"], r["container_id"], r["object_kind"], r["privilege"], r["role"], bool(r["grant_option"])
+                ObjectKind(r["container_kind"]),
+                r["container_id"],
+                ObjectKind(r["object_kind"]),
+                r["privilege"],
+                r["role"],
+                bool(r["grant_option"]),
             )
             for r in rows
         ]
 
-    def owner(self, object_kind: str, object_id: str) -> str:
+    def owner(self, object_kind: ObjectKind, object_id: str) -> str:
         row = self._db.execute(
             "SELECT role FROM ownership WHERE object_kind = ? AND object_id = ?", (object_kind, object_id)
         ).fetchone()
         return str(row["role"]) if row else ACCOUNTADMIN
 
-    def has_owner(self, object_kind: str, object_id: str) -> bool:
+    def has_owner(self, object_kind: ObjectKind, object_id: str) -> bool:
         """Whether the object's owner is recorded (an object created before its statement finished is)."""
         row = self._db.execute(
             "SELECT 1 FROM ownership WHERE object_kind = ? AND object_id = ?", (object_kind, object_id)
@@ -214,14 +220,14 @@ class AccessStore(CatalogConnection):
         One transaction of its own, run as a session starts.
         """
         with self.transaction():
-            for kind, table in (("DATABASE", "databases"), ("SCHEMA", "schemas")):
+            for kind, table in ((ObjectKind.DATABASE, "databases"), (ObjectKind.SCHEMA, "schemas")):
                 self._db.execute(
                     f"INSERT INTO ownership (object_kind, object_id, role) SELECT ?, id, ? FROM {table} "
                     "WHERE id NOT IN (SELECT object_id FROM ownership WHERE object_kind = ?)",
                     (kind, ACCOUNTADMIN, kind),
                 )
 
-    def set_owner(self, object_kind: str, object_id: str, role: str) -> None:
+    def set_owner(self, object_kind: ObjectKind, object_id: str, role: str) -> None:
         self._db.execute(
             "INSERT INTO ownership (object_kind, object_id, role) VALUES (?, ?, ?) "
             "ON CONFLICT (object_kind, object_id) DO UPDATE SET role = excluded.role",
@@ -231,5 +237,10 @@ class AccessStore(CatalogConnection):
 
 def _grant(row: sqlite3.Row) -> Grant:
     return Grant(
-        row["object_kind"], row["object_id"], row["privilege"], row["role"], bool(row["grant_option"]), row["granted_by"]
+        ObjectKind(row["object_kind"]),
+        row["object_id"],
+        row["privilege"],
+        row["role"],
+        bool(row["grant_option"]),
+        row["granted_by"],
     )

@@ -28,9 +28,14 @@ class CloneKind(str, Enum):
 class ObjectKind(str, Enum):
     """The kinds of object a statement names, containers first, each valued as SQL spells it (``FILE FORMAT``).
 
-    Parameters are set on databases, schemas, tables and views (see :mod:`lakeclone.catalog.parameters`).
+    They are what privileges are granted on (``ACCOUNT`` included); parameters
+    are set on databases, schemas, tables and views (see :mod:`lakeclone.catalog.parameters`).
+    A kind reads (in messages and results) and hashes as its value, so that
+    the catalog's rows, which hold it as text, key the same dictionaries.
     """
 
+    ACCOUNT = "ACCOUNT"
+    ROLE = "ROLE"
     DATABASE = "DATABASE"
     SCHEMA = "SCHEMA"
     TABLE = "TABLE"
@@ -39,6 +44,18 @@ class ObjectKind(str, Enum):
     SEQUENCE = "SEQUENCE"
     STAGE = "STAGE"
     FILE_FORMAT = "FILE FORMAT"
+    MASKING_POLICY = "MASKING POLICY"
+    ROW_ACCESS_POLICY = "ROW ACCESS POLICY"
+    TAG = "TAG"
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return str(self.value).__format__(spec)
 
     @classmethod
     def named(cls, text: object) -> ObjectKind | None:

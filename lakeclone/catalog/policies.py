@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from lakeclone.catalog.db import CatalogConnection, parse_timestamp, timestamp_text
-from lakeclone.catalog.entries import SchemaEntry
+from lakeclone.catalog.entries import ObjectKind, SchemaEntry
 
 
 class PolicyKind(str, Enum):
@@ -28,6 +28,14 @@ class PolicyKind(str, Enum):
     ROW_ACCESS = "ROW ACCESS POLICY"
     TAG = "TAG"
 
+    @property
+    def object_kind(self) -> ObjectKind:
+        """The kind as privileges and ownership name it."""
+        return ObjectKind(self.value)
+
+
+POLICY_KINDS = frozenset(kind.object_kind for kind in PolicyKind)
+"""The kinds of object the policies store keeps, as privileges name them."""
 
 OBJECT_LEVEL = ""
 """The ``column_name`` of a reference to a whole table or view (a row access policy, a table's tag)."""
@@ -67,7 +75,7 @@ class PolicyReference:
     """A policy attached to an object: a masking policy on ``column`` or a row access policy (column '')."""
 
     policy_id: str
-    object_kind: str
+    object_kind: ObjectKind
     object_id: str
     column: str
     using: tuple[str, ...]
@@ -78,7 +86,7 @@ class TagReference:
     """A tag's value on an object (column '') or on one of its columns."""
 
     tag_id: str
-    object_kind: str
+    object_kind: ObjectKind
     object_id: str
     column: str
     value: str
@@ -269,9 +277,13 @@ def _policy(row: sqlite3.Row) -> PolicyEntry:
 
 def _policy_reference(row: sqlite3.Row) -> PolicyReference:
     return PolicyReference(
-        row["policy_id"], row["object_kind"], row["object_id"], row["column_name"], tuple(json.loads(row["using_columns"]))
+        row["policy_id"],
+        ObjectKind(row["object_kind"]),
+        row["object_id"],
+        row["column_name"],
+        tuple(json.loads(row["using_columns"])),
     )
 
 
 def _tag_reference(row: sqlite3.Row) -> TagReference:
-    return TagReference(row["tag_id"], row["object_kind"], row["object_id"], row["column_name"], row["value"])
+    return TagReference(row["tag_id"], ObjectKind(row["object_kind"]), row["object_id"], row["column_name"], row["value"])

@@ -111,6 +111,10 @@ class Catalog(
         """The live object of ``kind`` (a view, a stream, a sequence, a stage, a file format) ``name`` holds, or None."""
         return self._named(_SCHEMA_OBJECT_TABLES[kind], name.database, name.schema, name.name)
 
+    def schema_object_by_id(self, kind: ObjectKind, object_id: str) -> SchemaObjectEntry | None:
+        """An object of ``kind`` by identity, live or dropped."""
+        return self._with_id(_SCHEMA_OBJECT_TABLES[kind], object_id)
+
     def schema_objects(self, kind: ObjectKind, schema: SchemaEntry) -> list[SchemaObjectEntry]:
         """A schema's live objects of ``kind``, by name."""
         return self._in_schema(_SCHEMA_OBJECT_TABLES[kind], schema.id)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from sqlglot import exp
 
+from lakeclone.catalog.entries import ObjectKind
 from lakeclone.engine import registry
 from lakeclone.engine.privileges import Need, Privilege, relation
 
@@ -91,7 +92,7 @@ def insert_into_table(tables: Tables, expression: exp.Expression) -> Iterator[Ne
 
     A table dropped since the channel opened needs nothing: the statement finds it gone and invalidates the channel.
     """
-    target = relation(tables, expression.this, ("TABLE",))
+    target = relation(tables, expression.this, (ObjectKind.TABLE,))
     yield Need(target, (Privilege.INSERT,)) if target else None
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import sqlglot
 from sqlglot import exp
 
+from lakeclone.catalog.entries import ObjectKind
 from lakeclone.dialect import expressions as lx
 from lakeclone.engine import registry, results
 from lakeclone.engine.privileges import Need, owned
@@ -110,7 +111,7 @@ def _entry_or_none(execution: Execution) -> TableEntry | None:
 
 def _owned_table(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
     """A table's clustering is its owner's to change."""
-    yield from owned(tables, expression.this, "TABLE")
+    yield from owned(tables, expression.this, ObjectKind.TABLE)
 
 
 @registry.statement(lx.AlterClustering, needs=_owned_table, query_type="ALTER")

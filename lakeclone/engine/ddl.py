@@ -51,27 +51,27 @@ if TYPE_CHECKING:
 
 def _create_type(expression: exp.Expression) -> str:
     """CREATE_TABLE, CREATE_TABLE_AS_SELECT, CREATE_VIEW, or CREATE for other kinds, as Snowflake's query history has them."""
-    kind = str(expression.args.get("kind") or "").upper()
-    if kind == "TABLE":
+    kind = ObjectKind.named(expression.args.get("kind"))
+    if kind is ObjectKind.TABLE:
         return "CREATE_TABLE_AS_SELECT" if isinstance(expression.expression, exp.Query) else "CREATE_TABLE"
-    return "CREATE_VIEW" if kind == "VIEW" else "CREATE"
+    return "CREATE_VIEW" if kind is ObjectKind.VIEW else "CREATE"
 
 
 def _alter_type(expression: exp.Expression) -> str:
-    return "ALTER_TABLE" if str(expression.args.get("kind") or "").upper() == "TABLE" else "ALTER"
+    return "ALTER_TABLE" if ObjectKind.named(expression.args.get("kind")) is ObjectKind.TABLE else "ALTER"
 
 
 @registry.statement(exp.Create, needs=needs.create, query_type=_create_type)
 def create(execution: Execution) -> DataFrame:
-    kind = str(execution.expression.args.get("kind") or "").upper()
+    kind = ObjectKind.named(execution.expression.args.get("kind"))
     if execution.expression.args.get("clone") is not None:
         if registry.SLOTS.clone is None:
             raise UnsupportedStatementError(execution.sql)
         return registry.SLOTS.clone(execution)
-    own = {"DATABASE": _create_database, "SCHEMA": _create_schema, "TABLE": _create_table}
+    own = {ObjectKind.DATABASE: _create_database, ObjectKind.SCHEMA: _create_schema, ObjectKind.TABLE: _create_table}
     if kind in own:
         return own[kind](execution)
-    create = schema_object(execution, ObjectKind.named(kind)).create
+    create = schema_object(execution, kind).create
     if create is None:
         raise UnsupportedStatementError(execution.sql)
     return create(execution)
@@ -268,7 +268,7 @@ def _check_restrict(execution: Execution, restrict: bool, dropped: list[TableEnt
 @registry.statement(exp.Drop, needs=needs.drop, query_type="DROP")
 def drop(execution: Execution) -> DataFrame:
     expression = execution.expression
-    kind = str(expression.args.get("kind") or "").upper()
+    kind = ObjectKind.named(expression.args.get("kind"))
     targets = expression.args.get("tables") or []
     if len(targets) != 1:
         raise UnsupportedStatementError(execution.sql)
@@ -281,21 +281,21 @@ def drop(execution: Execution) -> DataFrame:
     restrict = bool(expression.args.get("restrict"))
     entry: object | None
     with execution.work.records():
-        if kind == "TABLE":
+        if kind is ObjectKind.TABLE:
             qualified = execution.tables.name(target)
             name, label = str(qualified), qualified.name
             entry = catalog.table(qualified.database, qualified.schema, qualified.name)
             if entry is not None:
                 _check_restrict(execution, restrict, [entry])
                 catalog.drop_table(entry, execution.now())
-        elif kind == "SCHEMA":
+        elif kind is ObjectKind.SCHEMA:
             database, label = schema_name(target, database=execution.session.database)
             entry = catalog.schema(database, label)
             if entry is not None:
                 _check_restrict(execution, restrict, catalog.tables(entry))
                 catalog.drop_schema(entry, execution.now())
             name = f"{database}.{label}"
-        elif kind == "DATABASE":
+        elif kind is ObjectKind.DATABASE:
             label = database_name(target)
             entry = catalog.database(label)
             if entry is not None:
@@ -303,7 +303,7 @@ def drop(execution: Execution) -> DataFrame:
                 catalog.drop_database(entry, execution.now())
             name = label
         else:
-            name, label, entry = drop_object(execution, ObjectKind.named(kind), target)
+            name, label, entry = drop_object(execution, kind, target)
     if entry is None and not if_exists:
         raise ObjectNotFoundError(name)
     for purge in registry.PURGES:
@@ -316,12 +316,12 @@ def drop(execution: Execution) -> DataFrame:
 @registry.statement(exp.Undrop, needs=needs.undrop, query_type="UNDROP")
 def undrop(execution: Execution) -> DataFrame:
     expression = execution.expression
-    kind = str(expression.args.get("kind") or "").upper()
+    kind = ObjectKind.named(expression.args.get("kind"))
     target = expression.this
     catalog = execution.catalog
     now = execution.started_at
     with execution.work.records():
-        if kind == "TABLE":
+        if kind is ObjectKind.TABLE:
             name = execution.tables.name(target)
             schema = require_schema(execution, name.database, name.schema)
             if catalog.table(name.database, name.schema, name.name) is not None:
@@ -332,7 +332,7 @@ def undrop(execution: Execution) -> DataFrame:
                 raise SqlCompilationError(f"Table {name.name} did not exist or was purged.")
             catalog.undrop_table(dropped)
             label = name.name
-        elif kind == "SCHEMA":
+        elif kind is ObjectKind.SCHEMA:
             parent, label = schema_name(target, database=execution.session.database)
             database = require_database(execution, parent)
             if catalog.schema(parent, label) is not None:
@@ -343,7 +343,7 @@ def undrop(execution: Execution) -> DataFrame:
                 raise SqlCompilationError(f"Schema {label} did not exist or was purged.")
             _keep_expired_tables_dropped(execution, now)
             catalog.undrop_schema(dropped_schema)
-        elif kind == "DATABASE":
+        elif kind is ObjectKind.DATABASE:
             label = database_name(target)
             if catalog.database(label) is not None:
                 raise ObjectExistsError(label)
@@ -412,10 +412,10 @@ def use(execution: Execution) -> DataFrame:
 def alter(execution: Execution) -> DataFrame:
     """ALTER TABLE|SCHEMA|DATABASE x RENAME TO y, and features' kinds (VIEW); other ALTERs have statements of their own."""
     expression = execution.expression
-    kind = str(expression.args.get("kind") or "").upper()
+    kind = ObjectKind.named(expression.args.get("kind"))
     actions = expression.args.get("actions") or []
-    own = {"TABLE": _rename_table, "SCHEMA": _rename_schema, "DATABASE": _rename_database}
-    rename = own.get(kind) or schema_object(execution, ObjectKind.named(kind)).rename
+    own = {ObjectKind.TABLE: _rename_table, ObjectKind.SCHEMA: _rename_schema, ObjectKind.DATABASE: _rename_database}
+    rename = own.get(kind) if kind in own else schema_object(execution, kind).rename
     if rename is None or len(actions) != 1 or not isinstance(actions[0], exp.AlterRename):
         raise UnsupportedStatementError(execution.sql)
     with execution.work.records():

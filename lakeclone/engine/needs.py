@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
+from lakeclone.catalog.entries import ObjectKind
 from lakeclone.catalog.names import database_name, schema_name
 from lakeclone.engine import registry
 from lakeclone.engine.privileges import (
@@ -41,6 +42,12 @@ if TYPE_CHECKING:
     from lakeclone.engine.tables import Tables
 
 
+def _kind(expression: exp.Expression, default: ObjectKind) -> ObjectKind | None:
+    """The kind of object a statement names (``default`` where it names none); None for a kind lakeclone does not know."""
+    kind = expression.args.get("kind")
+    return ObjectKind.named(kind) if kind else default
+
+
 def nothing(tables: Tables, expression: exp.Expression) -> Iterable[Need | None]:
     """A statement any role may run: it names no object, or checks what it names itself."""
     return ()
@@ -60,28 +67,28 @@ def explain(tables: Tables, expression: exp.Expression) -> Iterable[Requirement 
 
 def modify(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
     """MODIFY on the table a statement changes without DML (VACUUM, OPTIMIZE, RESTORE)."""
-    target = relation(tables, expression.this, ("TABLE",))
+    target = relation(tables, expression.this, (ObjectKind.TABLE,))
     yield Need(target, (Privilege.MODIFY,)) if target else None
 
 
 def read_history(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
     """SELECT on the table whose history or detail is described."""
-    target = relation(tables, expression.this, ("TABLE",))
+    target = relation(tables, expression.this, (ObjectKind.TABLE,))
     yield Need(target, (Privilege.SELECT,)) if target else None
 
 
 def describe(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
     """That the role sees the object described."""
-    kind = str(expression.args.get("kind") or "TABLE").upper()
-    target = relation(
-        tables, expression.this, (kind,) if kind in ("VIEW", "STREAM", "STAGE", "FILE FORMAT") else ("TABLE", "VIEW")
-    )
+    kind = _kind(expression, ObjectKind.TABLE)
+    described = (ObjectKind.VIEW, ObjectKind.STREAM, ObjectKind.STAGE, ObjectKind.FILE_FORMAT)
+    kinds = (kind,) if kind in described else (ObjectKind.TABLE, ObjectKind.VIEW)
+    target = relation(tables, expression.this, kinds)
     yield Need(target, ()) if target else None
 
 
 def alter(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
     """OWNERSHIP of what ALTER (or SET/UNSET of its parameters) changes; what a rename into another schema needs there."""
-    yield from owned(tables, expression.this, str(expression.args.get("kind") or "TABLE").upper())
+    yield from owned(tables, expression.this, _kind(expression, ObjectKind.TABLE))
     if isinstance(expression, exp.Alter):
         yield from _moved(tables, expression)
 
@@ -89,14 +96,14 @@ def alter(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
 def show_parameters(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
     """That the role sees the object whose parameters are shown (none for the session's or the account's)."""
     if expression.this is not None:
-        yield from seen(tables, expression.this, str(expression.args.get("kind") or "TABLE").upper())
+        yield from seen(tables, expression.this, _kind(expression, ObjectKind.TABLE))
 
 
 def show(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
     """What a SHOW's ``IN …`` scope needs; what it lists is filtered to what the role sees, not checked."""
     scope = expression.args.get("scope")
     if isinstance(scope, exp.Table):
-        yield from _show_scope(tables, scope, str(expression.args.get("scope_kind") or "").upper())
+        yield from _show_scope(tables, scope, ObjectKind.named(expression.args.get("scope_kind")))
 
 
 def _dml_target(expression: exp.Expression) -> exp.Table | None:
@@ -110,7 +117,7 @@ def dml(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
     """The writes a DML statement makes on its target, the sequences its defaults draw from, and what it reads."""
     target = _dml_target(expression)
     if target is not None:
-        securable = relation(tables, target, ("TABLE",))
+        securable = relation(tables, target, (ObjectKind.TABLE,))
         if securable is not None:
             for privilege in _writes(expression):
                 yield Need(securable, (privilege,))
@@ -142,38 +149,38 @@ def _nextval_defaults(tables: Tables, create: exp.Expression) -> Iterator[Need |
         node = default.this
         if isinstance(node, exp.Column) and node.name.upper() == "NEXTVAL" and node.table:
             parts = {k: node.args[k].copy() for k in ("db", "catalog") if node.args.get(k) is not None}
-            sequence = relation(tables, exp.Table(this=node.args["table"].copy(), **parts), ("SEQUENCE",))
+            sequence = relation(tables, exp.Table(this=node.args["table"].copy(), **parts), (ObjectKind.SEQUENCE,))
             yield Need(sequence, (Privilege.USAGE,)) if sequence else None
 
 
 def undrop(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
     """OWNERSHIP of the dropped object, and the privilege to create it in its parent (Snowflake's UNDROP)."""
     catalog = tables.catalog
-    kind = str(expression.args.get("kind") or "TABLE").upper()
-    if kind == "TABLE":
+    kind = _kind(expression, ObjectKind.TABLE)
+    if kind is ObjectKind.TABLE:
         name = tables.name(expression.this)
         schema_entry = catalog.schema(name.database, name.schema)
         yield from create_in_schema(tables, expression.this, Privilege.CREATE_TABLE)
         table = catalog.last_dropped_table(schema_entry, name.name) if schema_entry else None
         if table is not None and schema_entry is not None:
-            dropped = Securable("TABLE", table.id, str(name), (schema_securable(catalog, schema_entry),))
+            dropped = Securable(ObjectKind.TABLE, table.id, str(name), (schema_securable(catalog, schema_entry),))
             yield Need(dropped, (Privilege.OWNERSHIP,))
-    elif kind == "SCHEMA":
+    elif kind is ObjectKind.SCHEMA:
         parent, label = schema_name(expression.this, database=tables.scope.database)
         database = catalog.database(parent)
         if database is None:
             return
-        container = Securable("DATABASE", database.id, database.name)
+        container = Securable(ObjectKind.DATABASE, database.id, database.name)
         yield Need(container, (Privilege.USAGE,))
         yield Need(container, (Privilege.CREATE_SCHEMA,))
         schema = catalog.last_dropped_schema(database, label)
         if schema is not None:
-            yield Need(Securable("SCHEMA", schema.id, schema.qualified, (container,)), (Privilege.OWNERSHIP,))
-    elif kind == "DATABASE":
+            yield Need(Securable(ObjectKind.SCHEMA, schema.id, schema.qualified, (container,)), (Privilege.OWNERSHIP,))
+    elif kind is ObjectKind.DATABASE:
         yield Need(ACCOUNT_SECURABLE, (Privilege.CREATE_DATABASE,))
         dropped_database = catalog.last_dropped_database(database_name(expression.this))
         if dropped_database is not None:
-            yield Need(Securable("DATABASE", dropped_database.id, dropped_database.name), (Privilege.OWNERSHIP,))
+            yield Need(Securable(ObjectKind.DATABASE, dropped_database.id, dropped_database.name), (Privilege.OWNERSHIP,))
 
 
 def _writes(expression: exp.Expression) -> list[Privilege]:
@@ -197,18 +204,19 @@ def _writes(expression: exp.Expression) -> list[Privilege]:
 
 
 _CREATE_PRIVILEGE = {
-    "TABLE": Privilege.CREATE_TABLE,
-    "VIEW": Privilege.CREATE_VIEW,
-    "SEQUENCE": Privilege.CREATE_SEQUENCE,
-    "STAGE": Privilege.CREATE_STAGE,
-    "FILE FORMAT": Privilege.CREATE_FILE_FORMAT,
+    ObjectKind.TABLE: Privilege.CREATE_TABLE,
+    ObjectKind.VIEW: Privilege.CREATE_VIEW,
+    ObjectKind.SEQUENCE: Privilege.CREATE_SEQUENCE,
+    ObjectKind.STAGE: Privilege.CREATE_STAGE,
+    ObjectKind.FILE_FORMAT: Privilege.CREATE_FILE_FORMAT,
 }
 
 
 def create(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
     """CREATE <kind> where the object goes; OWNERSHIP (MODIFY for a table) of what OR REPLACE replaces; what it reads."""
     catalog = tables.catalog
-    kind = str(expression.args.get("kind") or "").upper()
+    text = str(expression.args.get("kind") or "").upper()
+    kind = ObjectKind.named(text)
     target = expression.this
     if isinstance(target, exp.Schema):
         target = target.this
@@ -217,19 +225,20 @@ def create(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
         yield from create_in_schema(tables, target, _CREATE_PRIVILEGE[kind])
         if expression.args.get("replace"):
             existing = relation(tables, target, (kind,))
-            yield Need(existing, (Privilege.MODIFY,) if kind == "TABLE" else (Privilege.OWNERSHIP,)) if existing else None
-        if (kind == "TABLE" and expression.find(exp.LocationProperty) is not None) or kind == "STAGE":
+            modify = kind is ObjectKind.TABLE
+            yield Need(existing, (Privilege.MODIFY,) if modify else (Privilege.OWNERSHIP,)) if existing else None
+        if (kind is ObjectKind.TABLE and expression.find(exp.LocationProperty) is not None) or kind is ObjectKind.STAGE:
             # A table's LOCATION and a stage's URL reach files outside the warehouse.
             yield Need(ACCOUNT_SECURABLE, (Privilege.CREATE_EXTERNAL_TABLE,))
-        if kind == "STAGE":
+        if kind is ObjectKind.STAGE:
             yield from named_formats(tables, expression)
-        if kind == "TABLE":
+        if kind is ObjectKind.TABLE:
             yield from _nextval_defaults(tables, expression)
         if clone is not None:
             yield from reads_of(tables, [clone.this])
         elif expression.expression is not None:
             yield from reads(tables, expression.expression)
-    elif kind == "SCHEMA":
+    elif kind is ObjectKind.SCHEMA:
         database, _ = schema_name(target, database=tables.scope.database)
         securable = database_securable(catalog, database)
         if securable is not None:
@@ -240,16 +249,16 @@ def create(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
             source_schema = catalog.schema(source_database, source)
             if source_schema is not None:
                 yield from _cloned_schema(catalog, source_schema)
-    elif kind == "DATABASE":
+    elif kind is ObjectKind.DATABASE:
         yield Need(ACCOUNT_SECURABLE, (Privilege.CREATE_DATABASE,))
         if clone is not None:
             source_entry = catalog.database(database_name(clone.this))
             if source_entry is not None:
-                yield Need(Securable("DATABASE", source_entry.id, source_entry.name), (Privilege.USAGE,))
+                yield Need(Securable(ObjectKind.DATABASE, source_entry.id, source_entry.name), (Privilege.USAGE,))
                 for schema_entry in catalog.schemas(source_entry):
                     yield from _cloned_schema(catalog, schema_entry)
     else:
-        raise SqlCompilationError(f"CREATE {kind} is not supported for roles other than ACCOUNTADMIN.")
+        raise SqlCompilationError(f"CREATE {text} is not supported for roles other than ACCOUNTADMIN.")
 
 
 def _cloned_schema(catalog: Catalog, schema: SchemaEntry) -> Iterator[Need]:
@@ -262,15 +271,16 @@ def _cloned_schema(catalog: Catalog, schema: SchemaEntry) -> Iterator[Need]:
     securable = schema_securable(catalog, schema)
     yield Need(securable, (Privilege.USAGE,))
     for table in catalog.tables(schema):
-        yield Need(Securable("TABLE", table.id, table.qualified, (securable,)), (Privilege.SELECT,), denied_on=securable)
+        yield Need(Securable(ObjectKind.TABLE, table.id, table.qualified, (securable,)), (Privilege.SELECT,), denied_on=securable)
 
 
-_MOVE_PRIVILEGE = {**_CREATE_PRIVILEGE, "STREAM": Privilege.CREATE_STREAM}
+_MOVE_PRIVILEGE = {**_CREATE_PRIVILEGE, ObjectKind.STREAM: Privilege.CREATE_STREAM}
 
 
 def _moved(tables: Tables, alter: exp.Alter) -> Iterator[Need | None]:
     """``ALTER … RENAME TO`` another schema creates the object there: USAGE and CREATE <kind> on that schema."""
-    privilege = _MOVE_PRIVILEGE.get(str(alter.args.get("kind") or "").upper())
+    kind = ObjectKind.named(alter.args.get("kind"))
+    privilege = _MOVE_PRIVILEGE.get(kind) if kind is not None else None
     for action in alter.args.get("actions") or []:
         if privilege is None or not isinstance(action, exp.AlterRename) or not isinstance(action.this, exp.Table):
             continue
@@ -281,18 +291,18 @@ def _moved(tables: Tables, alter: exp.Alter) -> Iterator[Need | None]:
 
 def drop(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
     """OWNERSHIP of each object dropped (MODIFY does for a table)."""
-    kind = str(expression.args.get("kind") or "").upper()
+    kind = ObjectKind.named(expression.args.get("kind"))
     for target in expression.args.get("tables") or []:
         if isinstance(target, exp.Table):
-            yield from owned(tables, target, kind, modify=kind == "TABLE")
+            yield from owned(tables, target, kind, modify=kind is ObjectKind.TABLE)
 
 
-def _show_scope(tables: Tables, scope: exp.Table, kind: str) -> Iterator[Need | None]:
+def _show_scope(tables: Tables, scope: exp.Table, kind: ObjectKind | None) -> Iterator[Need | None]:
     """SHOW … IN TABLE t (VIEW v) needs to see it; IN SCHEMA s and IN DATABASE d need USAGE on them (else they do not exist)."""
     catalog = tables.catalog
-    if kind in ("TABLE", "VIEW"):
+    if kind in (ObjectKind.TABLE, ObjectKind.VIEW):
         yield from seen(tables, scope, kind)
-    elif kind == "DATABASE":
+    elif kind is ObjectKind.DATABASE:
         database = database_securable(catalog, scope.name)
         yield Need(database, (Privilege.USAGE,)) if database else None
     else:
@@ -302,11 +312,11 @@ def _show_scope(tables: Tables, scope: exp.Table, kind: str) -> Iterator[Need | 
 
 def use(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
     """USAGE on the database or schema a session moves to."""
-    kind = str(expression.args.get("kind") or "DATABASE").upper()
+    kind = _kind(expression, ObjectKind.DATABASE)
     catalog = tables.catalog
-    if kind == "DATABASE":
+    if kind is ObjectKind.DATABASE:
         database = database_securable(catalog, database_name(expression.this))
         yield Need(database, (Privilege.USAGE,)) if database else None
-    elif kind == "SCHEMA":
+    elif kind is ObjectKind.SCHEMA:
         schema = named_schema(catalog, *schema_name(expression.this, database=tables.session.database))
         yield Need(schema, (Privilege.USAGE,)) if schema else None

@@ -12,15 +12,15 @@ a relation needs, through the streams and views it reads.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from lakeclone.catalog.access import ACCOUNT
+from lakeclone.catalog.access import ACCOUNT_ID
+from lakeclone.catalog.entries import ObjectKind
 from lakeclone.catalog.names import database_name, schema_name
 from lakeclone.catalog.policies import PolicyEntry, PolicyKind
 from lakeclone.dialect import option_reference, table_reference
@@ -28,7 +28,8 @@ from lakeclone.engine import registry
 from lakeclone.engine.compiler import read_references, staged_references, table_function_calls
 
 if TYPE_CHECKING:
-    from lakeclone.catalog.entries import SchemaEntry
+    from lakeclone.catalog.entries import SchemaEntry, SchemaObjectEntry
+    from lakeclone.catalog.names import QualifiedName
     from lakeclone.catalog.store import Catalog
     from lakeclone.engine.tables import Tables
 
@@ -68,16 +69,19 @@ class Securable:
     """An object privileges are granted on.
 
     Attributes:
-        kind: ``"TABLE"``, ``"VIEW"``, ``"STREAM"``, ``"SEQUENCE"``, ``"STAGE"``, ``"FILE FORMAT"``, a policy's
-            or tag's kind, ``"SCHEMA"``, ``"DATABASE"``, ``"ROLE"`` or ``"ACCOUNT"``.
+        kind: what it is.
         name: its qualified name, for messages.
         containers: its schema and database (or a schema's database), which need USAGE first.
     """
 
-    kind: str
+    kind: ObjectKind
     id: str
     name: str
     containers: tuple[Securable, ...] = ()
+
+    def __post_init__(self) -> None:
+        # A kind's text would compare equal to its kind but fail every `is` check the guard makes.
+        assert isinstance(self.kind, ObjectKind), f"a securable's kind is an ObjectKind, not {self.kind!r}"
 
 
 @dataclass(frozen=True)
@@ -138,7 +142,7 @@ class Grantable:
 Requirement = Need | Either | Grantable
 """One thing a statement needs: a :class:`Need`, an :class:`Either` of two sets of them, or a :class:`Grantable`."""
 
-ACCOUNT_SECURABLE = Securable(*ACCOUNT, "ACCOUNT")
+ACCOUNT_SECURABLE = Securable(ObjectKind.ACCOUNT, ACCOUNT_ID, "ACCOUNT")
 
 ADMINISTRATION = Need(ACCOUNT_SECURABLE, (Privilege.OWNERSHIP,))
 """What only the account's owner, ACCOUNTADMIN, may do: create users and roles, drop users."""
@@ -146,18 +150,18 @@ ADMINISTRATION = Need(ACCOUNT_SECURABLE, (Privilege.OWNERSHIP,))
 
 def role_securable(name: str) -> Securable:
     """A role, as managing it (granting it, dropping it) needs its ownership."""
-    return Securable("ROLE", name, name)
+    return Securable(ObjectKind.ROLE, name, name)
 
 
 def database_securable(catalog: Catalog, name: str) -> Securable | None:
     entry = catalog.database(name)
-    return Securable("DATABASE", entry.id, entry.name) if entry else None
+    return Securable(ObjectKind.DATABASE, entry.id, entry.name) if entry else None
 
 
 def schema_securable(catalog: Catalog, schema: SchemaEntry) -> Securable:
     database = catalog.database(schema.database)
-    containers = (Securable("DATABASE", database.id, database.name),) if database else ()
-    return Securable("SCHEMA", schema.id, schema.qualified, containers)
+    containers = (Securable(ObjectKind.DATABASE, database.id, database.name),) if database else ()
+    return Securable(ObjectKind.SCHEMA, schema.id, schema.qualified, containers)
 
 
 def named_schema(catalog: Catalog, database: str, name: str) -> Securable | None:
@@ -165,30 +169,43 @@ def named_schema(catalog: Catalog, database: str, name: str) -> Securable | None
     return schema_securable(catalog, entry) if entry else None
 
 
-def relation(tables: Tables, table: exp.Table, kinds: tuple[str, ...] = ("TABLE", "VIEW", "STREAM")) -> Securable | None:
-    """The live table, view, stream or sequence a reference names, as the binder resolves it; None if none."""
+RELATIONS = (ObjectKind.TABLE, ObjectKind.VIEW, ObjectKind.STREAM)
+"""What a query reads by name."""
+
+# The kinds of object that live in a schema by name, and so are found by :func:`relation`.
+IN_SCHEMA = frozenset(
+    {
+        *RELATIONS,
+        ObjectKind.SEQUENCE,
+        ObjectKind.STAGE,
+        ObjectKind.FILE_FORMAT,
+        ObjectKind.MASKING_POLICY,
+        ObjectKind.ROW_ACCESS_POLICY,
+        ObjectKind.TAG,
+    }
+)
+
+
+def relation(tables: Tables, table: exp.Table, kinds: tuple[ObjectKind, ...] = RELATIONS) -> Securable | None:
+    """The live object of one of ``kinds`` (tried in order) a reference names, as the binder resolves it; None if none."""
+    assert IN_SCHEMA.issuperset(kinds), f"{kinds} are not all kinds of schema object"
     name = tables.name(table)
     catalog = tables.catalog
-    lookups: dict[str, Callable[[str, str, str], object | None]] = {
-        "TABLE": catalog.table,
-        "VIEW": catalog.view,
-        "STREAM": catalog.stream,
-        "SEQUENCE": catalog.sequence,
-        "STAGE": catalog.stage,
-        "FILE FORMAT": catalog.file_format,
-        **{kind.value: functools.partial(_policy, catalog, kind) for kind in PolicyKind},
-    }
     for kind in kinds:
-        entry = lookups[kind](name.database, name.schema, name.name)
+        entry = _in_schema(catalog, kind, name)
         if entry is not None:
             schema = catalog.schema(name.database, name.schema)
             assert schema is not None
-            return Securable(kind, entry.id, str(name), (schema_securable(catalog, schema),))  # type: ignore[attr-defined]
+            return Securable(kind, entry.id, str(name), (schema_securable(catalog, schema),))
     return None
 
 
-def _policy(catalog: Catalog, kind: PolicyKind, database: str, schema: str, name: str) -> PolicyEntry | None:
-    return catalog.policy(database, schema, name, kind)
+def _in_schema(catalog: Catalog, kind: ObjectKind, name: QualifiedName) -> SchemaObjectEntry | PolicyEntry | None:
+    if kind is ObjectKind.TABLE:
+        return catalog.table(name.database, name.schema, name.name)
+    if kind in (ObjectKind.MASKING_POLICY, ObjectKind.ROW_ACCESS_POLICY, ObjectKind.TAG):
+        return catalog.policy(name.database, name.schema, name.name, PolicyKind(kind.value))
+    return catalog.schema_object(kind, name)
 
 
 def reads(tables: Tables, expression: exp.Expr, *, skip: exp.Expr | None = None) -> Iterator[Need | None]:
@@ -237,7 +254,7 @@ def _container_need(tables: Tables, table: exp.Table, definer: Definer | None) -
 def _behind(tables: Tables, securable: Securable, definer: Definer | None) -> Iterator[Need | None]:
     """What reading a stream or a view needs beyond SELECT on it: on what the stream tracks, or what the view reads."""
     catalog = tables.catalog
-    if securable.kind == "STREAM":
+    if securable.kind is ObjectKind.STREAM:
         # Querying a stream also needs SELECT on what it tracks.
         stream = catalog.stream_by_id(securable.id)
         assert stream is not None
@@ -245,12 +262,12 @@ def _behind(tables: Tables, securable: Securable, definer: Definer | None) -> It
         if source is not None:
             yield Need(source.securable, source.privileges, definer)
             yield from _behind(tables, source.securable, definer)
-    elif securable.kind == "VIEW":
+    elif securable.kind is ObjectKind.VIEW:
         view = catalog.view_by_id(securable.id)
         view_query = registry.SLOTS.view_query
         assert view is not None and view_query is not None
         scope, query = view_query(tables, view)
-        owner = Definer(view.qualified, catalog.owner("VIEW", view.id))
+        owner = Definer(view.qualified, catalog.owner(ObjectKind.VIEW, view.id))
         yield from reads_of(scope, read_references(query), owner)
 
 
@@ -262,7 +279,8 @@ def _source_need(catalog: Catalog, source_id: str) -> Need | None:
     schema = catalog.schema(entry.database, entry.schema)
     assert schema is not None
     name = f"{entry.database}.{entry.schema}.{entry.name}"
-    securable = Securable("TABLE" if table else "VIEW", entry.id, name, (schema_securable(catalog, schema),))
+    kind = ObjectKind.TABLE if table else ObjectKind.VIEW
+    securable = Securable(kind, entry.id, name, (schema_securable(catalog, schema),))
     return Need(securable, (Privilege.SELECT,))
 
 
@@ -271,7 +289,7 @@ def sequence_need(catalog: Catalog, sequence_id: str) -> Need | None:
     schema = catalog.schema(sequence.database, sequence.schema) if sequence else None
     if sequence is None or schema is None:
         return None  # a dropped sequence: the statement reports it
-    securable = Securable("SEQUENCE", sequence.id, sequence.qualified, (schema_securable(catalog, schema),))
+    securable = Securable(ObjectKind.SEQUENCE, sequence.id, sequence.qualified, (schema_securable(catalog, schema),))
     return Need(securable, (Privilege.USAGE,))
 
 
@@ -287,7 +305,7 @@ def named_formats(tables: Tables, expression: exp.Expression) -> Iterator[Need |
 
 def format_usage(tables: Tables, value: exp.Expression) -> Iterator[Need | None]:
     """USAGE on the file format ``value`` names: ``f``, ``'db.s.f'``."""
-    named = relation(tables, option_reference(value), ("FILE FORMAT",))
+    named = relation(tables, option_reference(value), (ObjectKind.FILE_FORMAT,))
     yield Need(named, (Privilege.USAGE,)) if named else None
 
 
@@ -296,7 +314,7 @@ def stage_usage(tables: Tables, reference: str) -> Iterator[Need | None]:
     body = reference.removeprefix("@")
     if body.startswith(("~", "%")):
         return  # no such stages: the statement says so
-    stage = relation(tables, table_reference(body.partition("/")[0]), ("STAGE",))
+    stage = relation(tables, table_reference(body.partition("/")[0]), (ObjectKind.STAGE,))
     yield Need(stage, (Privilege.USAGE,)) if stage else None
 
 
@@ -308,18 +326,18 @@ def create_in_schema(tables: Tables, target: exp.Table, privilege: Privilege) ->
         yield Need(schema, (privilege,))
 
 
-def owned(tables: Tables, target: exp.Table, kind: str, *, modify: bool = False) -> Iterator[Need | None]:
+def owned(tables: Tables, target: exp.Table, kind: ObjectKind | None, *, modify: bool = False) -> Iterator[Need | None]:
     """OWNERSHIP (or, on a table, MODIFY where ``modify``) of the object ``target`` names.
 
     ``kind`` is a database, a schema, or a kind :func:`relation` finds
     (tables, views, streams, sequences, stages, file formats, policies, tags).
     """
     catalog = tables.catalog
-    if kind == "DATABASE":
+    if kind is ObjectKind.DATABASE:
         securable = database_securable(catalog, database_name(target))
-    elif kind == "SCHEMA":
+    elif kind is ObjectKind.SCHEMA:
         securable = named_schema(catalog, *schema_name(target, database=tables.scope.database))
-    elif kind in ("TABLE", "VIEW", "STREAM", "SEQUENCE", "STAGE", "FILE FORMAT", *(k.value for k in PolicyKind)):
+    elif kind in IN_SCHEMA:
         securable = relation(tables, target, (kind,))
     else:
         securable = None
@@ -327,13 +345,13 @@ def owned(tables: Tables, target: exp.Table, kind: str, *, modify: bool = False)
     yield Need(securable, privileges) if securable else None
 
 
-def seen(tables: Tables, target: exp.Table, kind: str) -> Iterator[Need | None]:
+def seen(tables: Tables, target: exp.Table, kind: ObjectKind | None) -> Iterator[Need | None]:
     """That the role sees the object ``target`` names (any privilege on it), and may use its containers."""
     catalog = tables.catalog
-    if kind == "DATABASE":
+    if kind is ObjectKind.DATABASE:
         securable = database_securable(catalog, database_name(target))
-    elif kind == "SCHEMA":
+    elif kind is ObjectKind.SCHEMA:
         securable = named_schema(catalog, *schema_name(target, database=tables.scope.database))
     else:
-        securable = relation(tables, target, ("TABLE", "VIEW"))
+        securable = relation(tables, target, (ObjectKind.TABLE, ObjectKind.VIEW))
     yield Need(securable, ()) if securable else None

@@ -26,7 +26,7 @@ from lakeclone.information_schema.visibility import sees, visible_keys
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from lakeclone.catalog.entries import DatabaseEntry, SchemaEntry, TableEntry
+    from lakeclone.catalog.entries import DatabaseEntry, SchemaEntry, SchemaObjectEntry, TableEntry
     from lakeclone.catalog.names import QualifiedName
     from lakeclone.engine.tables import Tables
 
@@ -84,7 +84,7 @@ def _tables(tables: Tables, database: DatabaseEntry) -> DataFrame:
                 table.database,
                 table.schema,
                 table.name,
-                catalog.owner("TABLE", table.id) or None,
+                catalog.owner(ObjectKind.TABLE, table.id) or None,
                 "BASE TABLE",
                 "NO",
                 attributes["cluster_by"] or None,
@@ -100,7 +100,7 @@ def _tables(tables: Tables, database: DatabaseEntry) -> DataFrame:
     for view in (v for s in schemas for v in catalog.views(s)):
         if sees(seen_views, view):
             comment = catalog.parameters(view.id).get("COMMENT") or None
-            owner = catalog.owner("VIEW", view.id) or None
+            owner = catalog.owner(ObjectKind.VIEW, view.id) or None
             data.append(
                 (
                     view.database,
@@ -170,7 +170,7 @@ def _views(tables: Tables, database: DatabaseEntry) -> DataFrame:
             view.database,
             view.schema,
             view.name,
-            catalog.owner("VIEW", view.id) or None,
+            catalog.owner(ObjectKind.VIEW, view.id) or None,
             view.definition,
             "NONE",
             "NO",
@@ -205,7 +205,7 @@ def _schemata(tables: Tables, database: DatabaseEntry) -> DataFrame:
         if visible is None or (database.name, schema.name) in visible:
             retention = int(catalog.effective(params.RETENTION, _containers(database, schema))[0])
             comment = catalog.parameters(schema.id).get("COMMENT") or None
-            owner = catalog.owner("SCHEMA", schema.id) or None
+            owner = catalog.owner(ObjectKind.SCHEMA, schema.id) or None
             data.append((database.name, schema.name, owner, "NO", "NO", retention, schema.created_at, comment))
     return results.rows(tables.spark, SCHEMATA_SCHEMA, sorted(data, key=lambda row: row[1]))
 
@@ -217,10 +217,11 @@ def _containers(database: DatabaseEntry, schema: SchemaEntry) -> list[tuple[Obje
 def _table_privileges(tables: Tables, database: DatabaseEntry) -> DataFrame:
     """Each privilege on a table or view the role sees, ownership included, as Snowflake lists them."""
     catalog = tables.catalog
-    seen = {"TABLE": visible_keys(tables, "TABLES"), "VIEW": visible_keys(tables, "VIEWS")}
+    seen = {ObjectKind.TABLE: visible_keys(tables, "TABLES"), ObjectKind.VIEW: visible_keys(tables, "VIEWS")}
     data: list[tuple[Any, ...]] = []
     for schema in catalog.schemas(database):
-        objects = [("TABLE", t) for t in catalog.tables(schema)] + [("VIEW", v) for v in catalog.views(schema)]
+        objects: list[tuple[ObjectKind, SchemaObjectEntry]] = [(ObjectKind.TABLE, t) for t in catalog.tables(schema)]
+        objects += [(ObjectKind.VIEW, v) for v in catalog.views(schema)]
         for kind, entry in objects:
             if not sees(seen[kind], entry):
                 continue

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from lakeclone.engine import registry
 
 if TYPE_CHECKING:
-    from lakeclone.catalog.entries import StreamEntry, TableEntry, ViewEntry
+    from lakeclone.catalog.entries import SchemaObjectEntry
     from lakeclone.engine.tables import Tables
 
 
@@ -18,6 +18,6 @@ def visible_keys(tables: Tables, listing: str) -> set[tuple[str, ...]] | None:
     return None if found is None else found[1]
 
 
-def sees(visible: set[tuple[str, ...]] | None, entry: TableEntry | ViewEntry | StreamEntry) -> bool:
-    """Whether a table, view or stream is among ``visible`` (None: the role sees all)."""
+def sees(visible: set[tuple[str, ...]] | None, entry: SchemaObjectEntry) -> bool:
+    """Whether an object (a table, a view, a stream) is among ``visible`` (None: the role sees all)."""
     return visible is None or (entry.database, entry.schema, entry.name) in visible

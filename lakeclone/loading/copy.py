@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
+from lakeclone.catalog.entries import ObjectKind
 from lakeclone.catalog.sessions import is_alive
 from lakeclone.catalog.stages import LoadedFile
 from lakeclone.delta import statements
@@ -93,7 +94,7 @@ class CopyOptions:
 def copy_needs(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
     """INSERT on the table loaded; USAGE on the stage read, or, for a location given as text, what a stage's URL needs."""
     target = expression.this
-    securable = relation(tables, target, ("TABLE",)) if isinstance(target, exp.Table) else None
+    securable = relation(tables, target, (ObjectKind.TABLE,)) if isinstance(target, exp.Table) else None
     yield Need(securable, (Privilege.INSERT,)) if securable else None
     for source in expression.args.get("files") or []:
         node = source.this if isinstance(source, exp.Table) else source

@@ -56,7 +56,7 @@ def _show_row(execution: Execution, entry: FileFormatEntry) -> tuple[Any, ...]:
         entry.database,
         entry.schema,
         entry.options.get("TYPE", "CSV"),
-        execution.catalog.owner(ObjectKind.FILE_FORMAT.value, entry.id) or "",
+        execution.catalog.owner(ObjectKind.FILE_FORMAT, entry.id) or "",
         entry.comment,
         ", ".join(f"{key} = {value}" for key, value in entry.options.items()),
     )

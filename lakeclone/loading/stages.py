@@ -103,7 +103,7 @@ def create_stage(execution: Execution) -> DataFrame:
 
 def _show_row(execution: Execution, stage: StageEntry) -> tuple[Any, ...]:
     """SHOW STAGES' row."""
-    owner = execution.catalog.owner(ObjectKind.STAGE.value, stage.id) or ""
+    owner = execution.catalog.owner(ObjectKind.STAGE, stage.id) or ""
     return (stage.created_at, stage.name, stage.database, stage.schema, stage.url, "N", owner, stage.comment, "EXTERNAL")
 
 

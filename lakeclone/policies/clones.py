@@ -41,7 +41,7 @@ def clone_policies(event: CloneEvent) -> None:
                     comment=policy.comment,
                     now=event.now,
                 )
-                catalog.set_owner(kind.value, clone.id, catalog.owner(kind.value, policy.id))
+                catalog.set_owner(kind.object_kind, clone.id, catalog.owner(kind.object_kind, policy.id))
                 copied[policy.id] = clone.id
     for source_id, clone_id in copied.items():
         for policy_id in catalog.tag_policies(source_id):

@@ -23,6 +23,7 @@ from sqlglot import exp
 from sqlglot.optimizer.simplify import simplify
 
 from lakeclone.access.guard import GUARD, require_definer_reads
+from lakeclone.catalog.entries import ObjectKind
 from lakeclone.catalog.policies import OBJECT_LEVEL, PolicyEntry
 from lakeclone.dialect import parse
 from lakeclone.engine.compiler import bind_tables, read_listed_files, to_spark
@@ -55,17 +56,17 @@ def _parsed_body(text: str) -> exp.Expression:
     return body
 
 
-def _protected_object(catalog: Catalog, name: QualifiedName) -> tuple[str, str] | None:
+def _protected_object(catalog: Catalog, name: QualifiedName) -> tuple[str, ObjectKind] | None:
     """(object id, kind) of what ``name`` reads whose policies apply: a table, a view, or a stream's source."""
     table = catalog.table(name.database, name.schema, name.name)
     if table is not None:
-        return table.id, "TABLE"
+        return table.id, ObjectKind.TABLE
     view = catalog.view(name.database, name.schema, name.name)
     if view is not None:
-        return view.id, "VIEW"
+        return view.id, ObjectKind.VIEW
     stream = catalog.stream(name.database, name.schema, name.name)
     if stream is not None:
-        return stream.source_id, "STREAM"
+        return stream.source_id, ObjectKind.STREAM
     return None
 
 
@@ -82,7 +83,7 @@ def protect(
     if found is None:
         return relation
     object_id, kind = found
-    if kind == "STREAM":
+    if kind is ObjectKind.STREAM:
         _refuse_protected_view_tables(tables, name)
     if not catalog.has_policies(object_id):
         return relation
@@ -92,7 +93,7 @@ def protect(
         return relation
     # Only a table's columns are its stored values: a view's or a stream's may be expressions that fail, which a
     # predicate evaluated ahead of the policy would compute for the rows it hides.
-    return _wrapped(tables, relation, columns, protection_, predicates if kind == "TABLE" else ())
+    return _wrapped(tables, relation, columns, protection_, predicates if kind is ObjectKind.TABLE else ())
 
 
 def _refuse_protected_view_tables(tables: Tables, name: QualifiedName) -> None:
@@ -118,14 +119,14 @@ def _refuse_protected_view_tables(tables: Tables, name: QualifiedName) -> None:
             )
 
 
-def _columns(tables: Tables, kind: str, object_id: str, relation: exp.Expression) -> list[tuple[str, str]]:
+def _columns(tables: Tables, kind: ObjectKind, object_id: str, relation: exp.Expression) -> list[tuple[str, str]]:
     """(name, Spark type) of each column ``relation`` gives, in order.
 
     A table at a pinned version: from that version's metadata in its Delta log
     (no Spark analysis). Anything else (a view, a stream's changes): Spark's
     analysis of the relation.
     """
-    version = relation.args.get("version") if kind == "TABLE" and isinstance(relation, exp.Table) else None
+    version = relation.args.get("version") if kind is ObjectKind.TABLE and isinstance(relation, exp.Table) else None
     entry = tables.catalog.table_by_id(object_id) if version is not None else None
     if version is not None and entry is not None:
         schema = tables.log(entry).schema(int(version.expression.name))
@@ -422,7 +423,7 @@ def _inlined(tables: Tables, policy: PolicyEntry, arguments: list[exp.Column], t
         raise SqlCompilationError(f"Policy {policy.qualified} reads a table it protects: {' -> '.join(tables.relations)}.")
     body: exp.Expression = holder.this
     scope = tables.nested(SessionContext(policy.database, policy.schema), policy.qualified)
-    owner = tables.catalog.owner(policy.kind.value, policy.id)
+    owner = tables.catalog.owner(policy.kind.object_kind, policy.id)
     require_definer_reads(scope, body, Definer(policy.qualified, owner, policy.kind.value.lower()))
     return bind_tables(body, scope)
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from lakeclone.access.guard import GUARD
+from lakeclone.catalog.entries import ObjectKind
 from lakeclone.catalog.names import QualifiedName
 from lakeclone.catalog.policies import OBJECT_LEVEL, PolicyEntry, PolicyKind
 from lakeclone.dialect import table_reference
@@ -45,7 +46,11 @@ def _arguments(call: exp.Anonymous, names: tuple[str, ...]) -> dict[str, str]:
 
 def _entity(tables: Tables, name: str, domain: str) -> tuple[str, str, QualifiedName]:
     """(id, kind) of the table or view ``name`` names, checked visible to the role, and its qualified name."""
-    kinds = {"TABLE": ("TABLE", "VIEW"), "VIEW": ("VIEW",), "COLUMN": ("TABLE", "VIEW")}.get(domain.upper())
+    kinds = {
+        "TABLE": (ObjectKind.TABLE, ObjectKind.VIEW),
+        "VIEW": (ObjectKind.VIEW,),
+        "COLUMN": (ObjectKind.TABLE, ObjectKind.VIEW),
+    }.get(domain.upper())
     if kinds is None:
         raise SqlCompilationError(f"Invalid value '{domain}' for the entity's domain: TABLE, VIEW or COLUMN.")
     reference = table_reference(name)
@@ -109,7 +114,7 @@ def _policy(tables: Tables, name: str) -> PolicyEntry:
         policy = catalog.policy(qualified.database, qualified.schema, qualified.name, kind)
         if policy is None:
             continue
-        securable = Securable(kind.value, policy.id, str(qualified))
+        securable = Securable(kind.object_kind, policy.id, str(qualified))
         if GUARD.holds(catalog, roles, ACCOUNT_SECURABLE, APPLY_ON_ACCOUNT[kind]) or GUARD.sees(catalog, roles, securable):
             return policy
     raise ObjectNotFoundError(str(qualified), "Policy")

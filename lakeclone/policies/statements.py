@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from lakeclone.access.guard import GUARD, require_definer_reads
+from lakeclone.catalog.entries import ObjectKind
 from lakeclone.catalog.names import QualifiedName
 from lakeclone.catalog.policies import OBJECT_LEVEL, PolicyEntry, PolicyKind, PolicyReference, TagReference
 from lakeclone.dialect import Lsql
@@ -71,15 +72,15 @@ def _create_needs(tables: Tables, expression: exp.Expression) -> Iterator[Need |
         yield Need(schema, (Privilege.USAGE,))
         yield Need(schema, (_CREATE[kind],))
     if expression.args.get("replace") and not expression.args.get("exists"):
-        yield from owned(tables, expression.this, kind.value)
+        yield from owned(tables, expression.this, kind.object_kind)
 
 
 def _owner_needs(tables: Tables, expression: exp.Expression) -> Iterator[Requirement | None]:
     """OWNERSHIP of the policy or tag dropped or altered; for a tag's masking policies, APPLY on each (or on the account)."""
-    yield from owned(tables, expression.this, _kind(expression).value)
+    yield from owned(tables, expression.this, _kind(expression).object_kind)
     policies = expression.args.get("policies")
     if isinstance(expression, AlterPolicy) and policies and not expression.args.get("unset"):
-        applied = [relation(tables, target, (PolicyKind.MASKING.value,)) for target in policies]
+        applied = [relation(tables, target, (PolicyKind.MASKING.object_kind,)) for target in policies]
         yield Either(
             (Need(ACCOUNT_SECURABLE, (Privilege.APPLY_MASKING_POLICY,)),),
             tuple(Need(securable, (Privilege.APPLY,)) for securable in applied if securable is not None),
@@ -104,7 +105,7 @@ def _column_policy_needs(tables: Tables, expression: exp.Expression) -> Iterator
     object is not enough (a clone's owner does not own the policies its
     source passed on).
     """
-    owner = relation(tables, expression.this, (expression.text("kind"),))
+    owner = relation(tables, expression.this, (ObjectKind(expression.text("kind").upper()),))
     if owner is None:
         return
     column = expression.args["column"]
@@ -114,24 +115,24 @@ def _column_policy_needs(tables: Tables, expression: exp.Expression) -> Iterator
         if reference.column != OBJECT_LEVEL and column_named([reference.column], column) is not None
     ]
     policy = expression.args.get("policy")
-    set_policy = [relation(tables, policy, (PolicyKind.MASKING.value,))] if policy is not None else []
+    set_policy = [relation(tables, policy, (PolicyKind.MASKING.object_kind,))] if policy is not None else []
     yield _applied(owner, PolicyKind.MASKING, [*set_policy, *replaced])
 
 
 def _row_access_needs(tables: Tables, expression: exp.Expression) -> Iterator[Requirement | None]:
     """APPLY for the row access policy added or dropped."""
-    owner = relation(tables, expression.this, (expression.text("kind"),))
+    owner = relation(tables, expression.this, (ObjectKind(expression.text("kind").upper()),))
     if owner is not None:
-        policy = relation(tables, expression.args["policy"], (PolicyKind.ROW_ACCESS.value,))
+        policy = relation(tables, expression.args["policy"], (PolicyKind.ROW_ACCESS.object_kind,))
         yield _applied(owner, PolicyKind.ROW_ACCESS, [policy])
 
 
 def _tag_needs(tables: Tables, expression: exp.Expression) -> Iterator[Requirement | None]:
     """APPLY for each tag set or unset."""
-    owner = relation(tables, expression.this, (expression.text("kind"),))
+    owner = relation(tables, expression.this, (ObjectKind(expression.text("kind").upper()),))
     if owner is not None:
         targets = [item if expression.args.get("unset") else item.this for item in expression.expressions]
-        yield _applied(owner, PolicyKind.TAG, [relation(tables, target, (PolicyKind.TAG.value,)) for target in targets])
+        yield _applied(owner, PolicyKind.TAG, [relation(tables, target, (PolicyKind.TAG.object_kind,)) for target in targets])
 
 
 def _attached_securable(tables: Tables, policy_id: str) -> Securable:
@@ -139,7 +140,7 @@ def _attached_securable(tables: Tables, policy_id: str) -> Securable:
     policy = tables.catalog.policy_by_id(policy_id)
     assert policy is not None  # a policy is not dropped while it is attached
     reference = exp.table_(policy.name, db=policy.schema, catalog=policy.database, quoted=True)
-    securable = relation(tables, reference, (policy.kind.value,))
+    securable = relation(tables, reference, (policy.kind.object_kind,))
     assert securable is not None
     return securable
 
@@ -154,7 +155,7 @@ def _schema(execution: Execution, name: QualifiedName) -> SchemaEntry:
 def _find(execution: Execution, target: exp.Table, kind: PolicyKind) -> tuple[PolicyEntry | None, Securable | None]:
     name = execution.tables.name(target)
     policy = execution.catalog.policy(name.database, name.schema, name.name, kind)
-    securable = relation(execution.tables, target, (kind.value,)) if policy is not None else None
+    securable = relation(execution.tables, target, (kind.object_kind,)) if policy is not None else None
     return policy, securable
 
 
@@ -210,7 +211,7 @@ def create_policy(execution: Execution) -> DataFrame:
             comment=comment.name if comment is not None else None,
             now=execution.now(),
         )
-        catalog.set_owner(kind.value, created.id, execution.session.role)
+        catalog.set_owner(kind.object_kind, created.id, execution.session.role)
     return results.status(execution.spark, f"{_LABELS[kind]} {name.name} successfully created.")
 
 
@@ -283,7 +284,7 @@ def alter_policy(execution: Execution) -> DataFrame:
                     catalog.set_tag_policy(policy.id, found.id)
     elif expression.args.get("body") is not None:
         where = QualifiedName(policy.database, policy.schema, policy.name)
-        owner = catalog.owner(kind.value, policy.id)
+        owner = catalog.owner(kind.object_kind, policy.id)
         _require_body_reads(execution, policy.qualified, where, owner, kind, expression.args["body"])
         with execution.work.records():
             catalog.set_policy_body(policy, expression.args["body"].sql(dialect=Lsql))
@@ -317,10 +318,10 @@ def _require_tag_policies_fit(execution: Execution, tag: PolicyEntry, adding: li
 
 def _object(execution: Execution, expression: exp.Expression) -> tuple[Securable, list[tuple[str, str]]]:
     """The table or view an ALTER names, and its columns (name, Spark type)."""
-    kind = expression.text("kind")
+    kind = ObjectKind(expression.text("kind").upper())
     securable = relation(execution.tables, expression.this, (kind,))
     if securable is None:
-        raise ObjectNotFoundError(str(execution.tables.name(expression.this)), kind.capitalize())
+        raise ObjectNotFoundError(str(execution.tables.name(expression.this)), kind.value.capitalize())
     return securable, _columns_of(execution, securable)
 
 
@@ -469,10 +470,10 @@ def _show(kind: PolicyKind) -> registry.ShowHandler:
         data: list[tuple[object, ...]] = []
         for schema in scope_schemas(execution):
             for policy in catalog.policies(schema, kind):
-                securable = Securable(kind.value, policy.id, policy.qualified)
+                securable = Securable(kind.object_kind, policy.id, policy.qualified)
                 if not matches(like, policy.name) or not GUARD.sees(catalog, roles, securable):
                     continue
-                owner = catalog.owner(kind.value, policy.id)
+                owner = catalog.owner(kind.object_kind, policy.id)
                 if kind is PolicyKind.TAG:
                     allowed = policy.allowed_values
                     data.append(
