@@ -76,3 +76,21 @@ def test_a_latest_version_known_before_is_checked_with_storage_not_asked_of_delt
     # A log deleted outside lakeclone: the known version's file is gone, so Delta is asked, and finds no table.
     shutil.rmtree(Path(location(lake, "t")) / "_delta_log")
     assert latest() == (-1, True)
+
+
+def test_a_write_and_the_statement_after_it_ask_delta_for_no_version(
+    lake: lakeclone.Lake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lake.sql("CREATE TABLE t (id INT); INSERT INTO t VALUES (1)")
+    asked: list[str] = []
+    delta_latest = TableLog._latest  # Delta's update(): a listing of the log for its newest commits
+    monkeypatch.setattr(TableLog, "_latest", lambda log: asked.append(log.location) or delta_latest(log))
+    # INSERT's count comes from the commit Delta just made; the SELECT after it reads the version it made.
+    assert lake.sql("INSERT INTO t VALUES (2), (3)").collect()[0][0] == 2
+    assert sorted(r.ID for r in lake.sql("SELECT id FROM t").collect()) == [1, 2, 3]
+    assert lake.sql("INSERT INTO t SELECT id + 10 FROM t").collect()[0][0] == 3
+    assert asked == []
+    # A commit made elsewhere is still found: its file follows the version this process made, so Delta is asked.
+    lake.spark.sql(f"INSERT INTO delta.`{location(lake, 't')}` VALUES (99)")
+    assert sorted(r.ID for r in lake.sql("SELECT id FROM t").collect()) == [1, 2, 3, 11, 12, 13, 99]
+    assert asked != []

@@ -140,6 +140,19 @@ class Delta:
             self._latest_versions[location] = version
         return version
 
+    def committed(self, location: str) -> int:
+        """The version of the table at ``location`` Delta last committed or read in this process, asking no storage.
+
+        Right after a commit through this process's Delta it is that commit's
+        version (or a later one Delta has read since). It becomes the version
+        :meth:`latest_version` checks first, so that the statement after a
+        write does not ask Delta for the version the write just made.
+        """
+        version = self.table(location).known_version()
+        if version >= 0:
+            self._latest_versions[location] = version
+        return version
+
     def latest_counts(self, locations: Sequence[str]) -> dict[str, TableCounts]:
         """Each table's rows and bytes at its latest version, by location.
 
@@ -242,6 +255,10 @@ class TableLog:
     def version(self) -> int:
         """The latest version; -1 when there is no table."""
         return int(self._latest().version())
+
+    def known_version(self) -> int:
+        """The version of Delta's latest snapshot in this process, without looking for newer commits; -1 for none."""
+        return int(self._log().unsafeVolatileSnapshot().version())
 
     def snapshot(self, version: int | None = None) -> Snapshot:
         """The table at ``version`` (the latest when None)."""
@@ -426,9 +443,9 @@ class TableLog:
             cached.commits.extend(self._commits_from(start, latest))
         return list(cached.commits)
 
-    def commits_after(self, version: int) -> list[Commit]:
-        """The commits after ``version``, oldest first, read without the rest of the history."""
-        latest = self.version()
+    def commits_after(self, version: int, until: int | None = None) -> list[Commit]:
+        """The commits after ``version`` up to ``until`` (the latest when None), oldest first, read without the rest."""
+        latest = self.version() if until is None else until
         return self._commits_from(version + 1, latest) if latest > version else []
 
     def _commits_from(self, start: int, end: int) -> list[Commit]:

@@ -97,9 +97,18 @@ def _after(execution: Execution, target: Target) -> None:
 
 
 def _commit_metric(execution: Execution, target: Target, name: str) -> int:
-    """A metric of the commit this statement just made to the target."""
-    commits = [c for c in execution.tables.history(target.entry) if c.query_id == execution.query_id]
-    return int(commits[-1].metrics.get(name, 0)) if commits else 0
+    """A metric of the commit this statement just made to the target.
+
+    Read from the commits after the version the statement read, up to the one
+    Delta made (or has read since): the table's history is not read again.
+    """
+    tables = execution.tables
+    log = tables.log(target.entry)
+    made = tables.delta.committed(target.entry.location)
+    ours = [c for c in log.commits_after(target.version, until=made) if c.query_id == execution.query_id]
+    if not ours:  # a snapshot older than the commit (not one Delta kept for the path): ask Delta for the latest
+        ours = [c for c in log.commits_after(target.version) if c.query_id == execution.query_id]
+    return int(ours[-1].metrics.get(name, 0)) if ours else 0
 
 
 # INSERT ----------------------------------------------------------------------------

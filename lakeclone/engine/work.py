@@ -117,6 +117,8 @@ class UnitOfWork:
         location = target or (rewrite.table.location if rewrite else None)
         if location is not None:
             self.written[location] = None
+            # The version just made is the one the next statement finds first (Delta.latest_version).
+            execution.tables.delta.committed(location)
 
     def _only_appended_since(self, rewrite: Rewrite) -> bool:
         """Whether every commit to the table after the version read is a blind append.
