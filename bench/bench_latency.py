@@ -449,7 +449,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--big-rows", type=int, default=1_000_000, help="rows of the large table (default 1,000,000)")
     parser.add_argument("--tables", type=int, default=50, help="tables SHOW TABLES lists (default 50)")
     parser.add_argument("--think", type=float, default=2.0, help="idle seconds after each tracked statement (default 2)")
-    parser.add_argument("--bulk-runs", type=int, default=3, help="timed runs of the 1M-row INSERT … SELECT (default 3)")
+    parser.add_argument("--bulk-runs", type=int, default=7, help="timed runs of the 1M-row INSERT … SELECT (default 7)")
     parser.add_argument("--tracking-files", type=int, default=1000, help="files of the table tracking starts on (default 1,000)")
     parser.add_argument("--cold-runs", type=int, default=3, help="new processes timed for connect() (default 3)")
     parser.add_argument("--output", default=str(DEFAULT_OUTPUT), help="where the JSON report goes")
