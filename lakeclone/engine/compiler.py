@@ -170,6 +170,14 @@ def protected(
     return relation
 
 
+APPLIED_INSIDE = "lakeclone_applied_inside"
+"""The mark (in a predicate's ``meta``) of one of :func:`own_predicates` a protector applies inside the relation.
+
+It applies it exactly as written, to the same values (a column the policies
+pass through unmasked): the statement need not apply it a second time.
+"""
+
+
 def own_predicates(table: exp.Table) -> list[exp.Expression]:
     """The conjuncts of the WHERE clause of a SELECT that reads ``table`` and nothing else.
 
@@ -193,7 +201,18 @@ def own_predicates(table: exp.Table) -> list[exp.Expression]:
 
 def _bound_relation(table: exp.Table, tables: Tables) -> exp.Expression:
     """A table reference bound, then read through the policies that protect it."""
-    return protected(tables, tables.name(table), _bound_name(table, tables), own_predicates(table))
+    predicates = own_predicates(table)
+    bound = protected(tables, tables.name(table), _bound_name(table, tables), predicates)
+    select = table.parent.parent if table.parent is not None else None
+    if isinstance(select, exp.Select) and any(predicate.meta.get(APPLIED_INSIDE) for predicate in predicates):
+        _without_applied(select, predicates)
+    return bound
+
+
+def _without_applied(select: exp.Select, predicates: list[exp.Expression]) -> None:
+    """``select``'s WHERE without the conjuncts a protector applied inside its relation (Spark would filter twice)."""
+    kept = [predicate for predicate in predicates if not predicate.meta.get(APPLIED_INSIDE)]
+    select.set("where", exp.Where(this=exp.and_(*(p.copy() for p in kept))) if kept else None)
 
 
 def _bound_name(table: exp.Table, tables: Tables) -> exp.Expression:

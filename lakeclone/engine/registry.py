@@ -121,11 +121,10 @@ class SchemaObject:
 
     The catalog keeps each kind's objects (:meth:`Catalog.schema_object`
     finds one by name); the engine's generic statements serve every kind from
-    this one record:
-    DROP (:func:`lakeclone.engine.objects.drop_object`), CREATE's OR REPLACE
-    and IF NOT EXISTS (:func:`lakeclone.engine.objects.make_room`), SHOW,
-    and ALTER … RENAME and SET/UNSET where the kind has them. Databases,
-    schemas and tables are the engine's own.
+    this one record: DROP (:func:`lakeclone.engine.objects.drop_object`),
+    CREATE's OR REPLACE and IF NOT EXISTS (:func:`lakeclone.engine.objects.make_room`),
+    SHOW, and ALTER … RENAME and SET/UNSET where the kind has them.
+    Databases, schemas and tables are the engine's own.
 
     Attributes:
         kind: what it is.

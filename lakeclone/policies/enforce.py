@@ -26,7 +26,7 @@ from lakeclone.access.guard import GUARD, require_definer_reads
 from lakeclone.catalog.entries import ObjectKind
 from lakeclone.catalog.policies import OBJECT_LEVEL, PolicyEntry
 from lakeclone.dialect import parse
-from lakeclone.engine.compiler import bind_tables, read_listed_files, to_spark
+from lakeclone.engine.compiler import APPLIED_INSIDE, bind_tables, read_listed_files, to_spark
 from lakeclone.engine.context import SessionContext
 from lakeclone.engine.privileges import Definer
 from lakeclone.engine.schema import column_named
@@ -207,9 +207,10 @@ def _ahead_of_the_policy(predicates: Sequence[exp.Expression], alias: str, passe
     rows the policy hides, so only those that tell nothing of them go first:
     a comparison (or an IN list) of a column the policies pass through as it
     is (``passed``: name -> Spark type) with literals of the column's
-    kind, which can neither fail nor be true of a masked value. The statement
-    still applies every predicate after the policy, so what it returns is the
-    same. ``alias`` is the name the statement reads the relation by.
+    kind, which can neither fail nor be true of a masked value. Each one
+    moved is marked (compiler.APPLIED_INSIDE): it is applied inside to the very
+    values the statement reads, so the statement need not apply it again after
+    the policy. ``alias`` is the name the statement reads the relation by.
     """
     ahead: list[exp.Expression] = []
     for predicate in predicates:
@@ -222,6 +223,7 @@ def _ahead_of_the_policy(predicates: Sequence[exp.Expression], alias: str, passe
         moved = predicate.copy()
         next(moved.find_all(exp.Column)).replace(_column(name))
         ahead.append(moved)
+        predicate.meta[APPLIED_INSIDE] = True
     return ahead
 
 
