@@ -102,9 +102,8 @@ def _commit_metric(execution: Execution, target: Target, name: str) -> int:
     Read from the commits after the version the statement read, up to the one
     Delta made (or has read since): the table's history is not read again.
     """
-    tables = execution.tables
-    log = tables.log(target.entry)
-    made = tables.delta.committed(target.entry.location)
+    log = execution.tables.log(target.entry)
+    made = execution.work.written[target.entry.location]
     ours = [c for c in log.commits_after(target.version, until=made) if c.query_id == execution.query_id]
     if not ours:  # a snapshot older than the commit (not one Delta kept for the path): ask Delta for the latest
         ours = [c for c in log.commits_after(target.version) if c.query_id == execution.query_id]

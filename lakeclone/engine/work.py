@@ -73,8 +73,8 @@ class UnitOfWork:
         self._compensations: list[tuple[str, Callable[[], object]]] = []
         self._after_commit: list[tuple[str, Callable[[], object]]] = []
         self.commits = 0
-        self.written: dict[str, None] = {}
-        """The locations of the tables this statement committed to, in order."""
+        self.written: dict[str, int] = {}
+        """The locations of the tables this statement committed to, in order, each with the version it last made there."""
         self._pending_folders = False
 
     @contextlib.contextmanager
@@ -116,9 +116,8 @@ class UnitOfWork:
         self.commits += 1
         location = target or (rewrite.table.location if rewrite else None)
         if location is not None:
-            self.written[location] = None
-            # The version just made is the one the next statement finds first (Delta.latest_version).
-            execution.tables.delta.committed(location)
+            # The version just made is also the one the next statement finds first (Delta.latest_version).
+            self.written[location] = execution.tables.delta.committed(location)
 
     def _only_appended_since(self, rewrite: Rewrite) -> bool:
         """Whether every commit to the table after the version read is a blind append.
