@@ -241,8 +241,7 @@ def _shown(what: str) -> tuple[ObjectKind, tuple[str, ...]] | None:
 
 def _objects(catalog: Catalog, kind: ObjectKind, schema: SchemaEntry) -> list[tuple[str, str]]:
     """(id, name) of a schema's live objects of ``kind``."""
-    entries = catalog.tables(schema) if kind is ObjectKind.TABLE else catalog.schema_objects(kind, schema)
-    return [(entry.id, entry.name) for entry in entries]
+    return [(entry.id, entry.name) for entry in catalog.schema_objects(kind, schema)]
 
 
 GUARD = Guard()

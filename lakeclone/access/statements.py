@@ -31,7 +31,7 @@ from lakeclone.engine.privileges import (
 from lakeclone.errors import ObjectExistsError, ObjectNotFoundError, SqlCompilationError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Iterator
 
     from pyspark.sql import DataFrame
 
@@ -225,9 +225,7 @@ def _targets(tables: Tables, expression: exp.Expression) -> list[Securable]:
         raise SqlCompilationError(f"GRANT … ON ALL {kind}S is not supported by lakeclone.")
     for schema in schemas:
         assert schema is not None
-        entries: Sequence[SchemaObjectEntry]
-        entries = catalog.tables(schema) if object_kind is ObjectKind.TABLE else catalog.schema_objects(object_kind, schema)
-        for entry in entries:
+        for entry in catalog.schema_objects(object_kind, schema):
             reference = exp.table_(entry.name, db=schema.name, catalog=schema.database)
             securable = relation(tables, reference, (object_kind,))
             if securable is not None:
@@ -390,12 +388,7 @@ def _object_name(execution: Execution, kind: ObjectKind, object_id: str) -> str:
         schema = catalog.schema_by_id(object_id)
         return schema.qualified if schema else object_id
     named: SchemaObjectEntry | PolicyEntry | None
-    if kind is ObjectKind.TABLE:
-        named = catalog.table_by_id(object_id)
-    elif kind in POLICY_KINDS:
-        named = catalog.policy_by_id(object_id)
-    else:
-        named = catalog.schema_object_by_id(kind, object_id)
+    named = catalog.policy_by_id(object_id) if kind in POLICY_KINDS else catalog.schema_object_by_id(kind, object_id)
     return named.qualified if named else object_id
 
 

@@ -7,6 +7,7 @@ is all of them on one connection.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from lakeclone.catalog.access import AccessStore
@@ -108,19 +109,25 @@ class Catalog(
     transactions, access control, channels, policies and tags, the folders statements are writing, stages and load history."""
 
     def schema_object(self, kind: ObjectKind, name: QualifiedName) -> SchemaObjectEntry | None:
-        """The live object of ``kind`` (a view, a stream, a sequence, a stage, a file format) ``name`` holds, or None."""
+        """The live object of ``kind`` (a table, view, stream, sequence, stage or file format) ``name`` holds, or None."""
+        if kind is ObjectKind.TABLE:
+            return self.table(name.database, name.schema, name.name)
         return self._named(_SCHEMA_OBJECT_TABLES[kind], name.database, name.schema, name.name)
 
     def schema_object_by_id(self, kind: ObjectKind, object_id: str) -> SchemaObjectEntry | None:
         """An object of ``kind`` by identity, live or dropped."""
+        if kind is ObjectKind.TABLE:
+            return self.table_by_id(object_id)
         return self._with_id(_SCHEMA_OBJECT_TABLES[kind], object_id)
 
-    def schema_objects(self, kind: ObjectKind, schema: SchemaEntry) -> list[SchemaObjectEntry]:
+    def schema_objects(self, kind: ObjectKind, schema: SchemaEntry) -> Sequence[SchemaObjectEntry]:
         """A schema's live objects of ``kind``, by name."""
+        if kind is ObjectKind.TABLE:
+            return self.tables(schema)
         return self._in_schema(_SCHEMA_OBJECT_TABLES[kind], schema.id)
 
     def drop_schema_object(self, kind: ObjectKind, object_id: str, now: dt.datetime) -> None:
-        """Mark an object of ``kind`` dropped at ``now``."""
+        """Mark an object of ``kind`` dropped at ``now`` (not a table: dropping one is more, see ``drop_table``)."""
         self._mark_dropped(_SCHEMA_OBJECT_TABLES[kind].table, object_id, now)
 
     def horizon(self, table: TableEntry, now: dt.datetime) -> dt.datetime:

@@ -55,12 +55,9 @@ def require_free_name(execution: Execution, name: QualifiedName, kind: ObjectKin
     Raises:
         ObjectExistsError: a table, view or stream other than a ``kind`` holds the name.
     """
-    catalog = execution.catalog
-    if kind is not ObjectKind.TABLE and catalog.table(name.database, name.schema, name.name) is not None:
+    sharing = [ObjectKind.TABLE, *(other.kind for other in registry.SCHEMA_OBJECTS.values() if other.shares_table_names)]
+    if any(other is not kind and execution.catalog.schema_object(other, name) is not None for other in sharing):
         raise ObjectExistsError(name.name)
-    for other in registry.SCHEMA_OBJECTS.values():
-        if other.shares_table_names and other.kind is not kind and catalog.schema_object(other.kind, name) is not None:
-            raise ObjectExistsError(name.name)
 
 
 def schema_object(execution: Execution, kind: ObjectKind | None) -> registry.SchemaObject:

@@ -22,7 +22,7 @@ from sqlglot import exp
 from lakeclone.catalog.access import ACCOUNT_ID
 from lakeclone.catalog.entries import ObjectKind
 from lakeclone.catalog.names import database_name, schema_name
-from lakeclone.catalog.policies import PolicyEntry, PolicyKind
+from lakeclone.catalog.policies import POLICY_KINDS, PolicyEntry, PolicyKind
 from lakeclone.dialect import option_reference, table_reference
 from lakeclone.engine import registry
 from lakeclone.engine.compiler import read_references, staged_references, table_function_calls
@@ -173,17 +173,7 @@ RELATIONS = (ObjectKind.TABLE, ObjectKind.VIEW, ObjectKind.STREAM)
 """What a query reads by name."""
 
 # The kinds of object that live in a schema by name, and so are found by :func:`relation`.
-IN_SCHEMA = frozenset(
-    {
-        *RELATIONS,
-        ObjectKind.SEQUENCE,
-        ObjectKind.STAGE,
-        ObjectKind.FILE_FORMAT,
-        ObjectKind.MASKING_POLICY,
-        ObjectKind.ROW_ACCESS_POLICY,
-        ObjectKind.TAG,
-    }
-)
+IN_SCHEMA = frozenset({*RELATIONS, ObjectKind.SEQUENCE, ObjectKind.STAGE, ObjectKind.FILE_FORMAT, *POLICY_KINDS})
 
 
 def relation(tables: Tables, table: exp.Table, kinds: tuple[ObjectKind, ...] = RELATIONS) -> Securable | None:
@@ -201,9 +191,7 @@ def relation(tables: Tables, table: exp.Table, kinds: tuple[ObjectKind, ...] = R
 
 
 def _in_schema(catalog: Catalog, kind: ObjectKind, name: QualifiedName) -> SchemaObjectEntry | PolicyEntry | None:
-    if kind is ObjectKind.TABLE:
-        return catalog.table(name.database, name.schema, name.name)
-    if kind in (ObjectKind.MASKING_POLICY, ObjectKind.ROW_ACCESS_POLICY, ObjectKind.TAG):
+    if kind in POLICY_KINDS:
         return catalog.policy(name.database, name.schema, name.name, PolicyKind(kind.value))
     return catalog.schema_object(kind, name)
 

@@ -26,7 +26,7 @@ from lakeclone.information_schema.visibility import sees, visible_keys
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from lakeclone.catalog.entries import DatabaseEntry, SchemaEntry, SchemaObjectEntry, TableEntry
+    from lakeclone.catalog.entries import DatabaseEntry, SchemaEntry, TableEntry
     from lakeclone.catalog.names import QualifiedName
     from lakeclone.engine.tables import Tables
 
@@ -220,18 +220,19 @@ def _table_privileges(tables: Tables, database: DatabaseEntry) -> DataFrame:
     seen = {ObjectKind.TABLE: visible_keys(tables, "TABLES"), ObjectKind.VIEW: visible_keys(tables, "VIEWS")}
     data: list[tuple[Any, ...]] = []
     for schema in catalog.schemas(database):
-        objects: list[tuple[ObjectKind, SchemaObjectEntry]] = [(ObjectKind.TABLE, t) for t in catalog.tables(schema)]
-        objects += [(ObjectKind.VIEW, v) for v in catalog.views(schema)]
-        for kind, entry in objects:
-            if not sees(seen[kind], entry):
-                continue
-            object_id, name = entry.id, entry.name
-            owner = catalog.owner(kind, object_id)
-            if owner:
-                data.append((owner, owner, database.name, schema.name, name, "OWNERSHIP", "YES", "NO"))
-            for grant in catalog.grants_on(kind, object_id):
-                grantable = "YES" if grant.grant_option else "NO"
-                data.append((grant.granted_by, grant.role, database.name, schema.name, name, grant.privilege, grantable, "NO"))
+        for kind, visible in seen.items():
+            for entry in catalog.schema_objects(kind, schema):
+                if not sees(visible, entry):
+                    continue
+                object_id, name = entry.id, entry.name
+                owner = catalog.owner(kind, object_id)
+                if owner:
+                    data.append((owner, owner, database.name, schema.name, name, "OWNERSHIP", "YES", "NO"))
+                for grant in catalog.grants_on(kind, object_id):
+                    grantable = "YES" if grant.grant_option else "NO"
+                    data.append(
+                        (grant.granted_by, grant.role, database.name, schema.name, name, grant.privilege, grantable, "NO")
+                    )
     return results.rows(
         tables.spark, TABLE_PRIVILEGES_SCHEMA, sorted(data, key=lambda row: (row[2], row[3], row[4], row[1], row[5]))
     )
