@@ -28,3 +28,41 @@ def test_only_the_catalog_package_opens_a_catalog_transaction() -> None:
     assert opened == set()
     # The rule finds what it looks for: the catalog package itself opens them.
     assert _calls_of("transaction", ast.parse((PACKAGE / "catalog" / "access.py").read_text(encoding="utf-8")))
+
+
+def _kind_words_compared(tree: ast.AST, words: set[str]) -> list[int]:
+    """The lines of ``tree`` that compare something with a kind's SQL word (``== "TABLE"``, ``in ("SCHEMA", …)``)."""
+
+    def is_word(node: ast.expr) -> bool:
+        return isinstance(node, ast.Constant) and node.value in words
+
+    lines = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        operands = [node.left, *node.comparators]
+        listed = [e for o in operands if isinstance(o, (ast.Tuple, ast.List, ast.Set)) for e in o.elts]
+        if any(is_word(o) for o in [*operands, *listed]):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_kinds_are_compared_as_enums_not_as_their_sql_words() -> None:
+    """A statement's kind words become ``ObjectKind``/``GranteeKind`` where they are read (issue 23).
+
+    The dialect spells them as SQL does, and widgets read them from SHOW's rows, where a kind is the text SQL shows.
+    """
+    from lakeclone.catalog.entries import GranteeKind, ObjectKind
+
+    words = {kind.value for kind in ObjectKind} | {kind.value for kind in GranteeKind}
+    exempt = (PACKAGE / "dialect", PACKAGE / "widgets")
+    compared = {
+        f"{path.relative_to(PACKAGE.parent)}:{line}"
+        for path in PACKAGE.rglob("*.py")
+        if not any(folder in path.parents for folder in exempt)
+        for line in _kind_words_compared(ast.parse(path.read_text(encoding="utf-8")), words)
+    }
+    assert compared == set()
+    # The rule finds what it looks for.
+    sample = ast.parse('if kind == "TABLE" or scope in ("SCHEMA", "X"): pass\nif role is GranteeKind.ROLE: pass')
+    assert _kind_words_compared(sample, words) == [1, 1]

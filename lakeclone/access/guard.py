@@ -176,7 +176,7 @@ class Guard:
             if not self.holds(catalog, roles, target, Privilege.USAGE):
                 raise ObjectNotFoundError(target.name, target.kind.capitalize())
             return
-        seen = target.kind == "ACCOUNT" or self.sees(catalog, roles, target)
+        seen = target.kind is ObjectKind.ACCOUNT or self.sees(catalog, roles, target)
         if seen and (not need.privileges or any(self.holds(catalog, roles, target, p) for p in need.privileges)):
             return
         if need.denied_on is not None:
@@ -188,7 +188,9 @@ class Guard:
     def owns(self, catalog: Catalog, roles: set[str], securable: Securable) -> bool:
         if ACCOUNTADMIN in roles:
             return True
-        owner = catalog.role_owner(securable.id) if securable.kind == "ROLE" else catalog.owner(securable.kind, securable.id)
+        owner = (
+            catalog.role_owner(securable.id) if securable.kind is ObjectKind.ROLE else catalog.owner(securable.kind, securable.id)
+        )
         return owner in roles
 
     def sees(self, catalog: Catalog, roles: set[str], securable: Securable) -> bool:

@@ -10,7 +10,7 @@ from sqlglot import exp
 from lakeclone.access.guard import GUARD
 from lakeclone.access.privileges import APPLICABLE, privilege
 from lakeclone.catalog.access import ACCOUNTADMIN, PUBLIC, FutureGrant, Grant
-from lakeclone.catalog.entries import ObjectKind
+from lakeclone.catalog.entries import GranteeKind, ObjectKind
 from lakeclone.catalog.names import database_name, schema_name
 from lakeclone.catalog.policies import POLICY_KINDS, PolicyEntry
 from lakeclone.dialect.expressions import CreatePrincipal, DropPrincipal, GrantPrivileges, GrantRole, ShowGrants
@@ -69,10 +69,10 @@ def _role_owned(tables: Tables, role: str) -> Need | None:
 
 def _principal_needs(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
     """Creating users and roles, and dropping users, is the administrator's; dropping a role is its owner's."""
-    kind, name = expression.text("kind"), _name(expression.this)
+    kind, name = GranteeKind(expression.text("kind")), _name(expression.this)
     if isinstance(expression, CreatePrincipal):
         yield ADMINISTRATION
-    elif kind == "ROLE":
+    elif kind is GranteeKind.ROLE:
         yield _role_owned(tables, name)
     elif tables.catalog.user_exists(name):
         yield ADMINISTRATION
@@ -90,34 +90,39 @@ def _grant_role_needs(tables: Tables, expression: exp.Expression) -> Iterator[Ne
 @registry.statement(CreatePrincipal, needs=_principal_needs, query_type="CREATE")
 def create_principal(execution: Execution) -> DataFrame:
     expression = execution.expression
-    kind, name = expression.text("kind"), _name(expression.this)
+    kind, name = GranteeKind(expression.text("kind")), _name(expression.this)
     catalog = execution.catalog
-    exists = catalog.user_exists(name) if kind == "USER" else catalog.role_exists(name)
     with execution.work.records():
-        if exists:
+        if _principal_exists(execution, kind, name):
             if expression.args.get("exists"):
                 return results.status(execution.spark, f"{name} already exists, statement succeeded.")
             if not expression.args.get("replace") or name in (ACCOUNTADMIN, PUBLIC):
-                raise ObjectExistsError(name, kind.capitalize())
-            (catalog.drop_user if kind == "USER" else catalog.drop_role)(name)
-        if kind == "USER":
+                raise ObjectExistsError(name, kind.value.capitalize())
+            _drop_principal(execution, kind, name)
+        if kind is GranteeKind.USER:
             catalog.create_user(name, execution.now())
         else:
             catalog.create_role(name, execution.session.role, execution.now())
-    return results.status(execution.spark, f"{kind.capitalize()} {name} successfully created.")
+    return results.status(execution.spark, f"{kind.value.capitalize()} {name} successfully created.")
+
+
+def _principal_exists(execution: Execution, kind: GranteeKind, name: str) -> bool:
+    return execution.catalog.user_exists(name) if kind is GranteeKind.USER else execution.catalog.role_exists(name)
+
+
+def _drop_principal(execution: Execution, kind: GranteeKind, name: str) -> None:
+    (execution.catalog.drop_user if kind is GranteeKind.USER else execution.catalog.drop_role)(name)
 
 
 @registry.statement(DropPrincipal, needs=_principal_needs, query_type="DROP")
 def drop_principal(execution: Execution) -> DataFrame:
     expression = execution.expression
-    kind, name = expression.text("kind"), _name(expression.this)
-    catalog = execution.catalog
-    exists = catalog.user_exists(name) if kind == "USER" else catalog.role_exists(name)
-    if not exists:
+    kind, name = GranteeKind(expression.text("kind")), _name(expression.this)
+    if not _principal_exists(execution, kind, name):
         if expression.args.get("exists"):
             return results.status(execution.spark, f"Drop statement executed successfully ({name} already dropped).")
-        raise ObjectNotFoundError(name, kind.capitalize())
-    if kind == "USER":
+        raise ObjectNotFoundError(name, kind.value.capitalize())
+    if kind is GranteeKind.USER:
         if name == execution.session.user:
             raise SqlCompilationError(f"User '{name}' is signed in to this session and cannot be dropped.")
     else:
@@ -126,25 +131,25 @@ def drop_principal(execution: Execution) -> DataFrame:
         if name == execution.session.role:
             raise SqlCompilationError(f"Role '{name}' is the session's current role and cannot be dropped.")
     with execution.work.records():
-        (catalog.drop_user if kind == "USER" else catalog.drop_role)(name)
+        _drop_principal(execution, kind, name)
     return results.status(execution.spark, f"{name} successfully dropped.")
 
 
 @registry.statement(GrantRole, needs=_grant_role_needs, query_type=_grant_type)
 def grant_role(execution: Execution) -> DataFrame:
     expression = execution.expression
-    role, kind, grantee = _name(expression.this), expression.text("kind"), _name(expression.args["to"])
+    role, kind, grantee = _name(expression.this), GranteeKind(expression.text("kind")), _name(expression.args["to"])
     catalog = execution.catalog
     _require_role(execution, role)
-    if kind == "USER" and not catalog.user_exists(grantee):
+    if kind is GranteeKind.USER and not catalog.user_exists(grantee):
         raise ObjectNotFoundError(grantee, "User")
-    if kind == "ROLE":
+    if kind is GranteeKind.ROLE:
         _require_role(execution, grantee)
     with execution.work.records():
         if expression.args.get("revoke"):
             catalog.revoke_role(role, kind, grantee)
         else:
-            if kind == "ROLE" and role in GUARD.roles(catalog, role) and grantee in GUARD.roles(catalog, role):
+            if kind is GranteeKind.ROLE and role in GUARD.roles(catalog, role) and grantee in GUARD.roles(catalog, role):
                 raise SqlCompilationError(f"Granting role '{role}' to role '{grantee}' would make a cycle.")
             catalog.grant_role(role, kind, grantee, execution.session.role)
     return results.status(execution.spark, "Statement executed successfully.")
@@ -163,7 +168,7 @@ def user_roles(catalog: object, user: str) -> set[str]:
 
     assert isinstance(catalog, Catalog)
     found = {PUBLIC}
-    for grant in catalog.role_grants(grantee_kind="USER", grantee=user):
+    for grant in catalog.role_grants(grantee_kind=GranteeKind.USER, grantee=user):
         found |= GUARD.roles(catalog, grant.role)
     return found
 
@@ -253,7 +258,7 @@ def _show_grants_needs(tables: Tables, expression: exp.Expression) -> Iterator[N
     Who sees a schema's future grants, a user's or a role's grants is what
     the statement may show, decided where it lists them.
     """
-    if expression.args.get("future") or expression.text("to") or expression.text("on") == "ACCOUNT":
+    if expression.args.get("future") or expression.text("to") or ObjectKind.named(expression.text("on")) is ObjectKind.ACCOUNT:
         return
     yield Need(_securable(tables, expression.text("on"), expression.this), ())
 
@@ -328,7 +333,7 @@ def show_grants(execution: Execution) -> DataFrame:
                 g.privilege,
                 g.object_kind.value,
                 f"{container.name}.<{g.object_kind.value}>",
-                "ROLE",
+                GranteeKind.ROLE.value,
                 g.role,
                 str(g.grant_option).lower(),
             )
@@ -337,13 +342,13 @@ def show_grants(execution: Execution) -> DataFrame:
         return results.rows(execution.spark, FUTURE_GRANTS_SCHEMA, future)
     if expression.text("to"):
         name = _name(expression.this)
-        if expression.text("to") == "USER":
+        if GranteeKind(expression.text("to")) is GranteeKind.USER:
             # A user's role grants are shown to that user and to an administrator only.
             if not catalog.user_exists(name) or (ACCOUNTADMIN not in roles and name != execution.session.user):
                 raise ObjectNotFoundError(name, "User")
             data: list[tuple[object, ...]] = [
-                (None, None, None, g.role, "USER", name, None, g.granted_by)
-                for g in catalog.role_grants(grantee_kind="USER", grantee=name)
+                (None, None, None, g.role, g.grantee_kind.value, name, None, g.granted_by)
+                for g in catalog.role_grants(grantee_kind=GranteeKind.USER, grantee=name)
             ]
             return results.rows(execution.spark, GRANTS_SCHEMA, data)
         _require_role(execution, name)
@@ -355,7 +360,7 @@ def show_grants(execution: Execution) -> DataFrame:
                 g.privilege,
                 g.object_kind.value,
                 _object_name(execution, g.object_kind, g.object_id),
-                "ROLE",
+                GranteeKind.ROLE.value,
                 g.role,
                 str(g.grant_option).lower(),
                 g.granted_by,
@@ -363,15 +368,24 @@ def show_grants(execution: Execution) -> DataFrame:
             for g in catalog.grants_to([name])
         ]
         rows += [
-            (None, "USAGE", "ROLE", g.role, "ROLE", name, "false", g.granted_by)
-            for g in catalog.role_grants(grantee_kind="ROLE", grantee=name)
+            (None, "USAGE", ObjectKind.ROLE.value, g.role, g.grantee_kind.value, name, "false", g.granted_by)
+            for g in catalog.role_grants(grantee_kind=GranteeKind.ROLE, grantee=name)
         ]
         return results.rows(execution.spark, GRANTS_SCHEMA, rows)
     target = _securable(execution.tables, expression.text("on"), expression.this)
     owner = catalog.owner(target.kind, target.id)
-    data = [(None, "OWNERSHIP", target.kind.value, target.name, "ROLE", owner, "true", owner)]
+    data = [(None, "OWNERSHIP", target.kind.value, target.name, GranteeKind.ROLE.value, owner, "true", owner)]
     data += [
-        (None, g.privilege, target.kind.value, target.name, "ROLE", g.role, str(g.grant_option).lower(), g.granted_by)
+        (
+            None,
+            g.privilege,
+            target.kind.value,
+            target.name,
+            GranteeKind.ROLE.value,
+            g.role,
+            str(g.grant_option).lower(),
+            g.granted_by,
+        )
         for g in catalog.grants_on(target.kind, target.id)
     ]
     return results.rows(execution.spark, GRANTS_SCHEMA, data)

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from lakeclone.catalog.db import CatalogConnection, timestamp_text
-from lakeclone.catalog.entries import ObjectKind
+from lakeclone.catalog.entries import GranteeKind, ObjectKind
 
 ADMINISTRATOR = "ADMIN"
 ACCOUNTADMIN = "ACCOUNTADMIN"
@@ -53,7 +53,7 @@ class RoleGrant:
     """A role granted to a user or to another role."""
 
     role: str
-    grantee_kind: str
+    grantee_kind: GranteeKind
     grantee: str
     granted_by: str
 
@@ -88,7 +88,7 @@ class AccessStore(CatalogConnection):
         self._db.execute("INSERT INTO users (name, created_at) VALUES (?, ?)", (name, timestamp_text(now)))
 
     def drop_user(self, name: str) -> None:
-        self._db.execute("DELETE FROM role_grants WHERE grantee_kind = 'USER' AND grantee = ?", (name,))
+        self._db.execute("DELETE FROM role_grants WHERE grantee_kind = ? AND grantee = ?", (GranteeKind.USER.value, name))
         self._db.execute("DELETE FROM users WHERE name = ?", (name,))
 
     def create_role(self, name: str, owner: str, now: dt.datetime) -> None:
@@ -99,33 +99,37 @@ class AccessStore(CatalogConnection):
         owner = self.role_owner(name) or ACCOUNTADMIN
         self._db.execute("UPDATE ownership SET role = ? WHERE role = ?", (owner, name))
         self._db.execute("UPDATE roles SET owner = ? WHERE owner = ?", (owner, name))
-        self._db.execute("DELETE FROM role_grants WHERE role = ? OR (grantee_kind = 'ROLE' AND grantee = ?)", (name, name))
+        self._db.execute(
+            "DELETE FROM role_grants WHERE role = ? OR (grantee_kind = ? AND grantee = ?)", (name, GranteeKind.ROLE.value, name)
+        )
         self._db.execute("DELETE FROM grants WHERE role = ?", (name,))
         self._db.execute("DELETE FROM future_grants WHERE role = ?", (name,))
         self._db.execute("DELETE FROM roles WHERE name = ?", (name,))
 
-    def grant_role(self, role: str, grantee_kind: str, grantee: str, granted_by: str) -> None:
+    def grant_role(self, role: str, grantee_kind: GranteeKind, grantee: str, granted_by: str) -> None:
         self._db.execute(
             "INSERT OR IGNORE INTO role_grants (role, grantee_kind, grantee, granted_by) VALUES (?, ?, ?, ?)",
-            (role, grantee_kind, grantee, granted_by),
+            (role, grantee_kind.value, grantee, granted_by),
         )
 
-    def revoke_role(self, role: str, grantee_kind: str, grantee: str) -> None:
+    def revoke_role(self, role: str, grantee_kind: GranteeKind, grantee: str) -> None:
         self._db.execute(
-            "DELETE FROM role_grants WHERE role = ? AND grantee_kind = ? AND grantee = ?", (role, grantee_kind, grantee)
+            "DELETE FROM role_grants WHERE role = ? AND grantee_kind = ? AND grantee = ?", (role, grantee_kind.value, grantee)
         )
 
-    def role_grants(self, *, grantee_kind: str | None = None, grantee: str | None = None) -> list[RoleGrant]:
+    def role_grants(self, *, grantee_kind: GranteeKind | None = None, grantee: str | None = None) -> list[RoleGrant]:
         sql, args = "SELECT * FROM role_grants WHERE 1 = 1", list[str]()
         if grantee_kind is not None:
-            sql, args = sql + " AND grantee_kind = ?", [*args, grantee_kind]
+            sql, args = sql + " AND grantee_kind = ?", [*args, grantee_kind.value]
         if grantee is not None:
             sql, args = sql + " AND grantee = ?", [*args, grantee]
         rows = self._db.execute(sql + " ORDER BY role, grantee", args).fetchall()
-        return [RoleGrant(r["role"], r["grantee_kind"], r["grantee"], r["granted_by"]) for r in rows]
+        return [RoleGrant(r["role"], GranteeKind(r["grantee_kind"]), r["grantee"], r["granted_by"]) for r in rows]
 
     def roles_granted_to_role(self, role: str) -> list[str]:
-        rows = self._db.execute("SELECT role FROM role_grants WHERE grantee_kind = 'ROLE' AND grantee = ?", (role,)).fetchall()
+        rows = self._db.execute(
+            "SELECT role FROM role_grants WHERE grantee_kind = ? AND grantee = ?", (GranteeKind.ROLE.value, role)
+        ).fetchall()
         return [r["role"] for r in rows]
 
     def grant(self, grant: Grant) -> None:

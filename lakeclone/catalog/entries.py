@@ -66,6 +66,19 @@ class ObjectKind(str, Enum):
             return None
 
 
+class GranteeKind(str, Enum):
+    """Whom a role is granted to: a user, or another role (whose users then inherit it)."""
+
+    USER = "USER"
+    ROLE = "ROLE"
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return str(self.value).__format__(spec)
+
+
 @dataclass(frozen=True)
 class DatabaseEntry:
     id: str

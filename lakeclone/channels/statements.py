@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
+from lakeclone.catalog.entries import ObjectKind
 from lakeclone.channels import log as channel_log
 from lakeclone.channels.client import expire
 from lakeclone.engine import results
@@ -31,7 +32,7 @@ recorded it at its last commit or failed flush (NULL: none). A channel's lag is 
 def _tables(execution: Execution) -> list[TableEntry]:
     expression = execution.expression
     scope = expression.args.get("scope")
-    if isinstance(scope, exp.Table) and str(expression.args.get("scope_kind") or "").upper() == "TABLE":
+    if isinstance(scope, exp.Table) and ObjectKind.named(expression.args.get("scope_kind")) is ObjectKind.TABLE:
         return [execution.tables.entry(scope)]
     return [table for schema in scope_schemas(execution) for table in execution.catalog.tables(schema)]
 

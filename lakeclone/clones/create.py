@@ -66,12 +66,13 @@ class ClonedTable:
 
 
 def create_clone(execution: Execution) -> DataFrame:
-    kind = str(execution.expression.args.get("kind") or "").upper()
-    if kind == "TABLE":
+    word = str(execution.expression.args.get("kind") or "").upper()
+    kind = ObjectKind.named(word)
+    if kind is ObjectKind.TABLE:
         return _clone_table(execution)
-    if kind in ("SCHEMA", "DATABASE"):
+    if kind is ObjectKind.SCHEMA or kind is ObjectKind.DATABASE:
         return _clone_container(execution, kind)
-    raise SqlCompilationError(f"CLONE is not supported for {kind}")
+    raise SqlCompilationError(f"CLONE is not supported for {word}")
 
 
 # Tables ------------------------------------------------------------------------
@@ -301,7 +302,7 @@ def _run_clone_hooks(event: CloneEvent) -> None:
 # Schemas and databases -------------------------------------------------------------
 
 
-def _clone_container(execution: Execution, kind: str) -> DataFrame:
+def _clone_container(execution: Execution, kind: ObjectKind) -> DataFrame:
     expression = execution.expression
     clone = expression.args["clone"]
     point = timetravel.point_of(clone.this)
@@ -315,7 +316,7 @@ def _clone_container(execution: Execution, kind: str) -> DataFrame:
     def existed(created_at: dt.datetime) -> bool:
         return created_at < moment or (not before and created_at == moment)
 
-    if kind == "DATABASE":
+    if kind is ObjectKind.DATABASE:
         source_db = require_database(execution, database_name(clone.this))
         if not existed(source_db.created_at):
             raise ObjectNotFoundError(source_db.name)
@@ -332,9 +333,9 @@ def _clone_container(execution: Execution, kind: str) -> DataFrame:
         sources = [source_schema]
         targets = [(target_db, target_schema)]
 
-    label = targets[0][1] if kind == "SCHEMA" else target_name
+    label = targets[0][1] if kind is ObjectKind.SCHEMA else target_name
     if expression.args.get("exists"):
-        taken = catalog.schema(*targets[0]) if kind == "SCHEMA" else catalog.database(target_name)
+        taken = catalog.schema(*targets[0]) if kind is ObjectKind.SCHEMA else catalog.database(target_name)
         if taken is not None:
             return results.status(execution.spark, f"{label} already exists, statement succeeded.")
 
@@ -347,22 +348,22 @@ def _clone_container(execution: Execution, kind: str) -> DataFrame:
             version = _version_at_moment(execution, table, moment, before=before)
             written.append((index, _write_clone(execution, table.name, table, version, deep=False)))
     with execution.work.records():
-        if kind == "DATABASE":
+        if kind is ObjectKind.DATABASE:
             database = _replace_database(execution, target_name, expression)
         else:
             database = require_database(execution, targets[0][0])
         schema_pairs: list[tuple[SchemaEntry, SchemaEntry]] = []
         for (_, schema_label), source_schema_entry in zip(targets, sources, strict=True):
-            new_schema = _replace_schema(execution, database, schema_label, expression if kind == "SCHEMA" else None)
+            new_schema = _replace_schema(execution, database, schema_label, expression if kind is ObjectKind.SCHEMA else None)
             for key, value in catalog.parameters(source_schema_entry.id).items():
                 catalog.set_parameter(new_schema.id, key, value)
             schema_pairs.append((source_schema_entry, new_schema))
-        if kind == "DATABASE":
+        if kind is ObjectKind.DATABASE:
             for key, value in catalog.parameters(source_db.id).items():
                 catalog.set_parameter(database.id, key, value)
         pairs = [(cloned.source.id, _register(execution, schema_pairs[index][1], cloned).id) for index, cloned in written]
         _run_clone_hooks(CloneEvent(catalog, execution.now(), pairs, schema_pairs, existed))
-    if kind == "SCHEMA":
+    if kind is ObjectKind.SCHEMA:
         session.database, session.schema = targets[0]
     else:
         session.database, session.schema = target_name, "PUBLIC" if any(s.name == "PUBLIC" for s in sources) else None

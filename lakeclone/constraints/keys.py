@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from lakeclone.catalog.entries import ConstraintEntry, ConstraintKind, TableEntry
+from lakeclone.catalog.entries import ConstraintEntry, ConstraintKind, ObjectKind, TableEntry
 from lakeclone.catalog.names import QualifiedName
 from lakeclone.engine import registry, results
 from lakeclone.engine.show import scope_schemas
@@ -222,8 +222,8 @@ def key_columns(catalog: Catalog, table_id: str) -> dict[str, dict[str, str | No
 def _scope_tables(execution: Execution, like: re.Pattern[str] | None) -> list[TableEntry]:
     expression = execution.expression
     scope = expression.args.get("scope")
-    scope_kind = str(expression.args.get("scope_kind") or "").upper()
-    if isinstance(scope, exp.Table) and scope_kind in ("TABLE", ""):
+    scope_kind = expression.args.get("scope_kind")
+    if isinstance(scope, exp.Table) and (not scope_kind or ObjectKind.named(scope_kind) is ObjectKind.TABLE):
         return [execution.tables.entry(scope)]
     found = [t for s in scope_schemas(execution) for t in execution.catalog.tables(s)]
     return [t for t in found if like is None or like.match(t.name)]

@@ -390,19 +390,20 @@ def _within_window(
 @registry.statement(exp.Use, needs=needs.use, query_type="USE")
 def use(execution: Execution) -> DataFrame:
     expression = execution.expression
-    kind = str(expression.args.get("kind") or "DATABASE").upper()
+    word = str(expression.args.get("kind") or "DATABASE").upper()
+    kind = ObjectKind.named(word)
     target = expression.this
-    if kind == "SCHEMA":
+    if kind is ObjectKind.SCHEMA:
         parent, name = schema_name(target, database=execution.session.database)
         require_schema(execution, parent, name)
         execution.session.database, execution.session.schema = parent, name
-    elif kind == "DATABASE":
+    elif kind is ObjectKind.DATABASE:
         name = database_name(target)
         require_database(execution, name)
         execution.session.database = name
         execution.session.schema = "PUBLIC" if execution.catalog.schema(name, "PUBLIC") else None
-    elif kind in registry.USES:
-        return registry.USES[kind](execution)
+    elif word in registry.USES:
+        return registry.USES[word](execution)
     else:
         raise UnsupportedStatementError(execution.sql)
     return results.status(execution.spark, "Statement executed successfully.")

@@ -52,8 +52,7 @@ def scope_schemas(execution: Execution) -> list[SchemaEntry]:
     catalog = execution.catalog
     expression = execution.expression
     scope = expression.args.get("scope")
-    scope_kind = str(expression.args.get("scope_kind") or "").upper()
-    if isinstance(scope, exp.Table) and scope_kind == "DATABASE":
+    if isinstance(scope, exp.Table) and ObjectKind.named(expression.args.get("scope_kind")) is ObjectKind.DATABASE:
         return catalog.schemas(require_database(execution, scope.name))
     if isinstance(scope, exp.Table):
         database, name = schema_name(scope, database=execution.session.database)
@@ -249,27 +248,26 @@ def _tables(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
 def parameters(execution: Execution) -> DataFrame:
     """SHOW PARAMETERS [LIKE ...] [IN SESSION | IN TABLE|SCHEMA|DATABASE x]: each with its value and where it was set."""
     expression = execution.expression
-    kind_text = str(expression.args.get("kind") or "").upper()
+    kind = ObjectKind.named(expression.args.get("kind"))
     target = expression.this
     catalog = execution.catalog
     like = like_pattern(expression.args.get("like"))
-    if kind_text == "TABLE":
+    if kind is ObjectKind.TABLE:
         table = execution.tables.entry(target)
         chain = catalog.parameter_chain(table)
-    elif kind_text == "SCHEMA":
+    elif kind is ObjectKind.SCHEMA:
         database_name, name = schema_name(target, database=execution.session.database)
         schema = catalog.schema(database_name, name)
         if schema is None:
             raise ObjectNotFoundError(f"{database_name}.{name}", "Schema")
         chain = [(ObjectKind.SCHEMA, schema.id), (ObjectKind.DATABASE, schema.database_id)]
-    elif kind_text == "DATABASE":
+    elif kind is ObjectKind.DATABASE:
         database = catalog.database(target.name)
         if database is None:
             raise ObjectNotFoundError(target.name, "Database")
         chain = [(ObjectKind.DATABASE, database.id)]
     else:  # IN SESSION, or no IN at all, as in Snowflake
         return session_parameters.show(execution, lambda key: matches(like, key))
-    kind = ObjectKind(kind_text)
     data = []
     for parameter in params.PARAMETERS.values():
         if kind not in parameter.levels or not matches(like, parameter.key):

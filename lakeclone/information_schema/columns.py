@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from lakeclone.catalog.entries import ViewEntry
+from lakeclone.catalog.entries import ObjectKind, ViewEntry
 from lakeclone.engine import registry, results
 from lakeclone.engine.compiler import spark_sql
 from lakeclone.engine.schema import BINARY_LENGTH, TEXT_LENGTH, snowflake_type
@@ -94,17 +94,18 @@ def show_columns(execution: Execution, pattern: re.Pattern[str] | None) -> DataF
     catalog = execution.catalog
     expression = execution.expression
     scope = expression.args.get("scope")
-    scope_kind = str(expression.args.get("scope_kind") or "").upper()
+    scope_kind = ObjectKind.named(expression.args.get("scope_kind"))
     relations: list[TableEntry | ViewEntry]
-    if isinstance(scope, exp.Table) and scope_kind in ("TABLE", "VIEW"):
+    if isinstance(scope, exp.Table) and scope_kind in (ObjectKind.TABLE, ObjectKind.VIEW):
         name = tables.name(scope)
-        found = table_or_view(catalog, name, views_only=scope_kind == "VIEW")
+        found = table_or_view(catalog, name, views_only=scope_kind is ObjectKind.VIEW)
         if found is None:
             raise ObjectNotFoundError(str(name))
         relations = [found]
     else:
+        everywhere = scope_kind is ObjectKind.ACCOUNT
         schemas: list[SchemaEntry] = (
-            [s for d in catalog.databases() for s in catalog.schemas(d)] if scope_kind == "ACCOUNT" else scope_schemas(execution)
+            [s for d in catalog.databases() for s in catalog.schemas(d)] if everywhere else scope_schemas(execution)
         )
         seen_tables, seen_views = visible_keys(tables, "TABLES"), visible_keys(tables, "VIEWS")
         relations = [

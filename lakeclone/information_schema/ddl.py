@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from lakeclone.catalog import parameters as params
+from lakeclone.catalog.entries import ObjectKind
 from lakeclone.dialect import table_reference
 from lakeclone.engine import registry, results
 from lakeclone.engine.schema import PLAIN_NAME, declared_semi_structured, quoted_if_needed, snowflake_type
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from lakeclone.engine.executor import Execution
     from lakeclone.engine.tables import Tables
 
-_KINDS = ("TABLE", "VIEW", "SCHEMA", "DATABASE")
+_KINDS = (ObjectKind.TABLE, ObjectKind.VIEW, ObjectKind.SCHEMA, ObjectKind.DATABASE)
 
 
 def get_ddl(tables: Tables, call: exp.Anonymous) -> exp.Expression:
@@ -41,9 +42,9 @@ def get_ddl(tables: Tables, call: exp.Anonymous) -> exp.Expression:
     arguments = call.expressions
     if not 2 <= len(arguments) <= 3 or not all(_is_string(a) for a in arguments[:2]):
         raise SqlCompilationError("GET_DDL takes an object's kind and name: GET_DDL('TABLE', 't' [, TRUE]).")
-    kind, name = arguments[0].name.upper(), arguments[1].name
+    kind, name = ObjectKind.named(arguments[0].name), arguments[1].name
     qualified = len(arguments) == 3 and _flag(arguments[2])
-    if kind not in _KINDS:
+    if kind is None or kind not in _KINDS:
         raise SqlCompilationError(f"Invalid object type '{arguments[0].name}' for GET_DDL: {', '.join(_KINDS)}.")
     return exp.Literal.string(object_ddl(tables, kind, name, qualified=qualified))
 
@@ -55,28 +56,29 @@ def show_create_table(execution: Execution, pattern: re.Pattern[str] | None) -> 
     name = tables.name(scope)
     parts = (name.database, name.schema, name.name)
     # Databricks shows a view's DDL for SHOW CREATE TABLE <view> too.
-    kind = "VIEW" if tables.catalog.table(*parts) is None and tables.catalog.view(*parts) is not None else "TABLE"
+    is_view = tables.catalog.table(*parts) is None and tables.catalog.view(*parts) is not None
+    kind = ObjectKind.VIEW if is_view else ObjectKind.TABLE
     text = object_ddl(tables, kind, scope.sql(dialect="snowflake"), qualified=True)
     return results.rows(execution.spark, "createtab_stmt STRING", [(text,)])
 
 
-def object_ddl(tables: Tables, kind: str, name: str, *, qualified: bool) -> str:
+def object_ddl(tables: Tables, kind: ObjectKind, name: str, *, qualified: bool) -> str:
     """The DDL of the ``kind`` object ``name`` names (as a statement would name it), if the role sees it."""
     catalog = tables.catalog
-    if kind == "DATABASE":
+    if kind is ObjectKind.DATABASE:
         database = catalog.database(name.upper() if PLAIN_NAME.fullmatch(name) else name)
         if database is None or not _sees(tables, "DATABASES", (database.name,)):
             raise ObjectNotFoundError(name, "Database")
         return database_ddl(tables, database, qualified=qualified)
-    reference = table_reference(name if kind != "SCHEMA" else f"{name}.x")
-    if kind == "SCHEMA":
+    reference = table_reference(name if kind is not ObjectKind.SCHEMA else f"{name}.x")
+    if kind is ObjectKind.SCHEMA:
         schema_name = tables.name(reference)
         schema = catalog.schema(schema_name.database, schema_name.schema)
         if schema is None or not _sees(tables, "SCHEMAS", (schema.database, schema.name)):
             raise ObjectNotFoundError(f"{schema_name.database}.{schema_name.schema}", "Schema")
         return schema_ddl(tables, schema, qualified=qualified)
     qualified_name = tables.name(reference)
-    if kind == "TABLE":
+    if kind is ObjectKind.TABLE:
         entry = catalog.table(qualified_name.database, qualified_name.schema, qualified_name.name)
         if entry is None or not _sees(tables, "TABLES", (entry.database, entry.schema, entry.name)):
             raise ObjectNotFoundError(str(qualified_name))

@@ -44,7 +44,7 @@ def _arguments(call: exp.Anonymous, names: tuple[str, ...]) -> dict[str, str]:
     return found
 
 
-def _entity(tables: Tables, name: str, domain: str) -> tuple[str, str, QualifiedName]:
+def _entity(tables: Tables, name: str, domain: str) -> tuple[str, ObjectKind, QualifiedName]:
     """(id, kind) of the table or view ``name`` names, checked visible to the role, and its qualified name."""
     kinds = {
         "TABLE": (ObjectKind.TABLE, ObjectKind.VIEW),
@@ -147,9 +147,9 @@ def _row(
     )
 
 
-def _columns(tables: Tables, kind: str, object_id: str) -> list[tuple[str, str]]:
+def _columns(tables: Tables, kind: ObjectKind, object_id: str) -> list[tuple[str, str]]:
     catalog = tables.catalog
-    if kind == "TABLE":
+    if kind is ObjectKind.TABLE:
         entry = catalog.table_by_id(object_id)
         assert entry is not None
         fields = tables.log(entry).schema().fields

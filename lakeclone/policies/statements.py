@@ -327,7 +327,7 @@ def _object(execution: Execution, expression: exp.Expression) -> tuple[Securable
 
 def _columns_of(execution: Execution, securable: Securable) -> list[tuple[str, str]]:
     catalog = execution.catalog
-    if securable.kind == "TABLE":
+    if securable.kind is ObjectKind.TABLE:
         entry = catalog.table_by_id(securable.id)
         assert entry is not None
         schema = execution.tables.log(entry).schema()

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from lakeclone.catalog.entries import Consumption
+from lakeclone.catalog.entries import Consumption, ObjectKind
 from lakeclone.catalog.sessions import is_alive
 from lakeclone.errors import ConcurrentWriteError, InternalError, StreamBusyError
 
@@ -54,7 +54,7 @@ def consumes(execution: Execution) -> bool:
         return True
     return (
         isinstance(expression, exp.Create)
-        and str(expression.args.get("kind") or "").upper() == "TABLE"
+        and ObjectKind.named(expression.args.get("kind")) is ObjectKind.TABLE
         and expression.expression is not None
     )
 

@@ -101,7 +101,7 @@ def _offsets(execution: Execution, bases: Sequence[TableEntry], source: exp.Tabl
     when = source.args.get("when")
     tables = execution.tables
     catalog = execution.catalog
-    if isinstance(when, exp.HistoricalData) and str(when.args.get("kind")).upper() == "STREAM":
+    if isinstance(when, exp.HistoricalData) and ObjectKind.named(when.args.get("kind")) is ObjectKind.STREAM:
         other = catalog.stream(*_stream_name(execution, when.expression))
         if other is None or any(t.id not in other.offsets for t in bases):
             raise SqlCompilationError(f"Stream '{when.expression.name}' does not exist or is not on {on}.")
