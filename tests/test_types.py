@@ -79,6 +79,27 @@ def test_array_and_object_columns_hold_only_arrays_and_objects(lake: lakeclone.L
     assert len(kernel_rows(location(lake, "DOCS"))) == 3
 
 
+def test_subscripts_of_semi_structured_values_read_as_in_snowflake(lake: lakeclone.Lake) -> None:
+    """``v['key']`` and ``v[0]`` read a VARIANT or OBJECT, and a missing key or an index past the end is NULL."""
+    lake.sql("CREATE TABLE docs (id INT, v VARIANT, tags ARRAY, attrs OBJECT, scores ARRAY(INT))")
+    lake.sql(
+        "INSERT INTO docs SELECT 1, PARSE_JSON('{\"k\": [10, 20], \"n\": {\"x\": 1}}'), ARRAY_CONSTRUCT('red', 'blue'), "
+        "OBJECT_CONSTRUCT('size', 3), ARRAY_CONSTRUCT(7, 8)"
+    )
+    query = (
+        "SELECT v['k'][1]::INT, v['n']['x']::INT, v['nope'], v['k'][5], d.v:k[0]::INT, tags[1]::STRING, tags[9], "
+        "attrs['size']::INT, attrs['colour'], scores[1], scores[2] FROM docs d"
+    )
+    assert rows(lake, query) == [(20, 1, None, None, 10, "blue", None, 3, None, 8, None)]
+    # Built in the query; and a CTE's column is not the table's of the same name.
+    assert rows(
+        lake, "SELECT ARRAY_CONSTRUCT(1, 2)[7], PARSE_JSON('{\"a\": 5}')['a']::INT, OBJECT_CONSTRUCT('b', 6)['b']::INT"
+    ) == [(None, 5, 6)]
+    assert rows(lake, "WITH docs AS (SELECT named_struct('k', 4) AS v) SELECT v['k'] FROM docs") == [(4,)]
+    # A struct, which a table Spark wrote may hold, is subscripted as Spark does it.
+    assert rows(lake, "SELECT named_struct('a', 1)['a']") == [(1,)]
+
+
 def test_a_channel_loads_array_and_object_values_as_snowpipe_streaming_does(lake: lakeclone.Lake) -> None:
     lake.sql("CREATE TABLE events (id INT, tags ARRAY, attrs OBJECT)")
     with lake.streaming_client("loader") as client:

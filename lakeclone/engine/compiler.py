@@ -11,6 +11,7 @@ from sqlglot import exp
 from lakeclone import timetravel
 from lakeclone.engine import registry
 from lakeclone.engine.functions import check_functions
+from lakeclone.engine.subscripts import read_subscripts
 from lakeclone.errors import ObjectNotFoundError, SqlCompilationError
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ def bind_tables(expression: Bound, tables: Tables) -> Bound:
     bound = expression.copy()
     bind_session_functions(bound, tables)
     bind_catalog_functions(bound, tables)
+    read_subscripts(bound, tables)  # before the names are bound: it reads their columns' types
     # Found before anything is replaced: what a table function or a relation binds to is no reference to bind.
     references = relation_references(bound)
     calls = table_function_calls(bound)
