@@ -25,7 +25,17 @@ class CloneKind(str, Enum):
     DEEP = "DEEP"
 
 
-class ObjectKind(str, Enum):
+class _SqlWord(str, Enum):
+    """An enum whose members read (in messages, results and f-strings) as the SQL text they hold."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return str(self.value).__format__(spec)
+
+
+class ObjectKind(_SqlWord):
     """The kinds of object a statement names, containers first, each valued as SQL spells it (``FILE FORMAT``).
 
     They are what privileges are granted on (``ACCOUNT`` included); parameters
@@ -51,12 +61,6 @@ class ObjectKind(str, Enum):
     def __hash__(self) -> int:
         return hash(self.value)
 
-    def __str__(self) -> str:
-        return str(self.value)
-
-    def __format__(self, spec: str) -> str:
-        return str(self.value).__format__(spec)
-
     @classmethod
     def named(cls, text: object) -> ObjectKind | None:
         """The kind a statement's words name (``file format``), or None for one lakeclone has no record of."""
@@ -66,17 +70,11 @@ class ObjectKind(str, Enum):
             return None
 
 
-class GranteeKind(str, Enum):
+class GranteeKind(_SqlWord):
     """Whom a role is granted to: a user, or another role (whose users then inherit it)."""
 
     USER = "USER"
     ROLE = "ROLE"
-
-    def __str__(self) -> str:
-        return str(self.value)
-
-    def __format__(self, spec: str) -> str:
-        return str(self.value).__format__(spec)
 
 
 @dataclass(frozen=True)

@@ -41,9 +41,9 @@ def bind_tables(expression: Bound, tables: Tables) -> Bound:
     bound = expression.copy()
     bind_session_functions(bound, tables)
     bind_catalog_functions(bound, tables)
-    read_subscripts(bound, tables)  # before the names are bound: it reads their columns' types
     # Found before anything is replaced: what a table function or a relation binds to is no reference to bind.
     references = relation_references(bound)
+    read_subscripts(bound, tables, references)  # before the names are bound: it reads their columns' types
     calls = table_function_calls(bound)
     staged = staged_references(bound)
     for table in bound.find_all(exp.Table):

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructField, StructType
 
     from lakeclone.catalog.store import TableEntry
+    from lakeclone.delta.commits import Commit
     from lakeclone.engine.executor import Execution
 
 
@@ -103,11 +104,13 @@ def _commit_metric(execution: Execution, target: Target, name: str) -> int:
     Delta made (or has read since): the table's history is not read again.
     """
     log = execution.tables.log(target.entry)
-    made = execution.work.written[target.entry.location]
-    ours = [c for c in log.commits_after(target.version, until=made) if c.query_id == execution.query_id]
-    if not ours:  # a snapshot older than the commit (not one Delta kept for the path): ask Delta for the latest
-        ours = [c for c in log.commits_after(target.version) if c.query_id == execution.query_id]
-    return int(ours[-1].metrics.get(name, 0)) if ours else 0
+
+    def ours(until: int | None) -> list[Commit]:
+        return [c for c in log.commits_after(target.version, until=until) if c.query_id == execution.query_id]
+
+    # None: a snapshot older than the commit (not one Delta kept for the path), so Delta is asked for the latest.
+    found = ours(execution.work.written[target.entry.location]) or ours(None)
+    return int(found[-1].metrics.get(name, 0)) if found else 0
 
 
 # INSERT ----------------------------------------------------------------------------

@@ -16,6 +16,7 @@ before it. Any other subscript stays as written.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import Enum
 from typing import TYPE_CHECKING
 
@@ -39,17 +40,20 @@ class _Shape(Enum):
     ARRAY = "ARRAY"  # a Spark array: subscripted by get(), NULL past its ends
 
 
-def read_subscripts(expression: exp.Expr, tables: Tables) -> None:
-    """Rewrite, in place, each subscript in ``expression`` whose operand's shape is known (see the module's docstring)."""
+def read_subscripts(expression: exp.Expr, tables: Tables, references: Sequence[exp.Table]) -> None:
+    """Rewrite, in place, each subscript in ``expression`` whose operand's shape is known (see the module's docstring).
+
+    ``references`` are the relations ``expression`` names (see :func:`lakeclone.engine.compiler.relation_references`):
+    a column is typed only from one of them, not from a CTE that takes a table's name.
+    """
     # Deepest first, so that the subscript of a subscript sees its operand rewritten: v['a'][0].
     brackets = sorted(expression.find_all(exp.Bracket), key=lambda node: node.depth, reverse=True)
     if not brackets:
         return
-    ctes = {cte.alias_or_name.upper() for cte in expression.find_all(exp.CTE)}
     for bracket in brackets:
         if len(bracket.expressions) != 1:
             continue
-        shape = _shape(bracket.this, tables, ctes)
+        shape = _shape(bracket.this, tables, references)
         index = bracket.expressions[0]
         if shape is _Shape.ARRAY and not (isinstance(index, exp.Literal) and index.is_string):
             bracket.replace(exp.Anonymous(this="get", expressions=[bracket.this, index]))
@@ -65,7 +69,7 @@ def _path(index: exp.Literal) -> str:
     return "$['" + index.name.replace("\\", "\\\\").replace("'", "\\'") + "']"
 
 
-def _shape(operand: exp.Expression, tables: Tables, ctes: set[str]) -> _Shape | None:
+def _shape(operand: exp.Expression, tables: Tables, references: Sequence[exp.Table]) -> _Shape | None:
     if isinstance(operand, (exp.ParseJSON, exp.Struct)):
         return _Shape.VARIANT  # OBJECT_CONSTRUCT ({'k': v}) makes an OBJECT, a VARIANT
     if isinstance(operand, exp.JSONExtract) and operand.args.get("variant_extract"):
@@ -77,7 +81,7 @@ def _shape(operand: exp.Expression, tables: Tables, ctes: set[str]) -> _Shape | 
     if isinstance(operand, exp.Cast):
         return _Shape.VARIANT if operand.to.is_type(exp.DataType.Type.VARIANT, exp.DataType.Type.OBJECT) else None
     if isinstance(operand, exp.Column):
-        kind = _column_type(operand, tables, ctes)
+        kind = _column_type(operand, tables, references)
         if isinstance(kind, VariantType):
             return _Shape.VARIANT
         if isinstance(kind, ArrayType):
@@ -85,11 +89,8 @@ def _shape(operand: exp.Expression, tables: Tables, ctes: set[str]) -> _Shape | 
     return None
 
 
-def _column_type(column: exp.Column, tables: Tables, ctes: set[str]) -> DataType | None:
-    """The Spark type of the table column ``column`` names, in the SELECT it is in; None when it is not one.
-
-    ``ctes`` are the names the statement's WITH clauses give, which name no table.
-    """
+def _column_type(column: exp.Column, tables: Tables, references: Sequence[exp.Table]) -> DataType | None:
+    """The Spark type of the table column ``column`` names, in the SELECT it is in; None when it is not one."""
     select = column.find_ancestor(exp.Select)
     if select is None or column.args.get("db"):
         return None
@@ -98,9 +99,7 @@ def _column_type(column: exp.Column, tables: Tables, ctes: set[str]) -> DataType
     sources += [join.this for join in select.args.get("joins") or []]
     found: list[DataType] = []
     for source in sources:
-        if not isinstance(source, exp.Table) or not isinstance(source.this, exp.Identifier):
-            continue
-        if not source.args.get("db") and source.name.upper() in ctes:
+        if not any(source is reference for reference in references):
             continue
         if column.table and column.table.upper() != source.alias_or_name.upper():
             continue

@@ -105,7 +105,7 @@ def _column_policy_needs(tables: Tables, expression: exp.Expression) -> Iterator
     object is not enough (a clone's owner does not own the policies its
     source passed on).
     """
-    owner = relation(tables, expression.this, (ObjectKind(expression.text("kind").upper()),))
+    owner = _altered_object(tables, expression)
     if owner is None:
         return
     column = expression.args["column"]
@@ -121,7 +121,7 @@ def _column_policy_needs(tables: Tables, expression: exp.Expression) -> Iterator
 
 def _row_access_needs(tables: Tables, expression: exp.Expression) -> Iterator[Requirement | None]:
     """APPLY for the row access policy added or dropped."""
-    owner = relation(tables, expression.this, (ObjectKind(expression.text("kind").upper()),))
+    owner = _altered_object(tables, expression)
     if owner is not None:
         policy = relation(tables, expression.args["policy"], (PolicyKind.ROW_ACCESS.object_kind,))
         yield _applied(owner, PolicyKind.ROW_ACCESS, [policy])
@@ -129,7 +129,7 @@ def _row_access_needs(tables: Tables, expression: exp.Expression) -> Iterator[Re
 
 def _tag_needs(tables: Tables, expression: exp.Expression) -> Iterator[Requirement | None]:
     """APPLY for each tag set or unset."""
-    owner = relation(tables, expression.this, (ObjectKind(expression.text("kind").upper()),))
+    owner = _altered_object(tables, expression)
     if owner is not None:
         targets = [item if expression.args.get("unset") else item.this for item in expression.expressions]
         yield _applied(owner, PolicyKind.TAG, [relation(tables, target, (PolicyKind.TAG.object_kind,)) for target in targets])
@@ -316,11 +316,21 @@ def _require_tag_policies_fit(execution: Execution, tag: PolicyEntry, adding: li
 # Attaching policies and tags to tables and views ------------------------------------------
 
 
+def _altered_kind(expression: exp.Expression) -> ObjectKind:
+    """The kind of object (a table or a view) an ALTER that sets or unsets a policy or tag names."""
+    return ObjectKind(expression.text("kind").upper())
+
+
+def _altered_object(tables: Tables, expression: exp.Expression) -> Securable | None:
+    """The table or view an ALTER that sets or unsets a policy or tag names, as the binder resolves it; None if none."""
+    return relation(tables, expression.this, (_altered_kind(expression),))
+
+
 def _object(execution: Execution, expression: exp.Expression) -> tuple[Securable, list[tuple[str, str]]]:
     """The table or view an ALTER names, and its columns (name, Spark type)."""
-    kind = ObjectKind(expression.text("kind").upper())
-    securable = relation(execution.tables, expression.this, (kind,))
+    securable = _altered_object(execution.tables, expression)
     if securable is None:
+        kind = _altered_kind(expression)
         raise ObjectNotFoundError(str(execution.tables.name(expression.this)), kind.value.capitalize())
     return securable, _columns_of(execution, securable)
 
