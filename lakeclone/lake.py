@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from sqlglot import exp
 
+    from lakeclone.catalog.entries import ChannelEntry
     from lakeclone.channels import StreamingClient
     from lakeclone.clones.lineage import Lineage
     from lakeclone.engine.executor import Executor
@@ -239,11 +240,62 @@ class Lake:
         self._require_open()
         return self._executor.run_statement(statement, label)
 
+    @public
+    def worksheet(self, *, progress: bool | None = None, compute_ahead: bool | None = None) -> Lake:
+        """Another session on this warehouse as this session's user, in its current role: a second worksheet.
+
+        It has a Spark session and a catalog connection of its own, so its
+        statements may run in another thread beside this session's, each one a
+        unit of work of its own. It starts with this session's clock and lock
+        timeout, in the default database and schema; from then on its settings
+        (``USE``, ``ALTER SESSION``) are its own. A streaming client runs its
+        channels' commits in one.
+
+        Args:
+            progress: where its statements show Spark's progress (see
+                :func:`connect`); None: where this session's do.
+            compute_ahead: whether it computes the state of tables it wrote
+                in the background (see :func:`connect`); None: as this session does.
+
+        Example:
+            >>> loader = lake.worksheet()                                   # doctest: +SKIP
+            >>> threading.Thread(target=loader.sql, args=("COPY INTO t FROM @s",)).start()  # doctest: +SKIP
+        """
+        from lakeclone.session import prepare
+
+        self._require_open()
+        spark = self.spark.newSession()
+        prepare(spark)
+        sheet = Lake(
+            self.warehouse,
+            self.location,
+            spark,
+            self.clock,
+            progress=self.progress if progress is None else progress,
+            user=self.current_user,
+            role=self.current_role,
+            compute_ahead=self.compute_ahead if compute_ahead is None else compute_ahead,
+        )
+        sheet.lock_timeout = self.lock_timeout
+        return sheet
+
+    @public
+    def channel_state(self, channel_id: str) -> ChannelEntry | None:
+        """A channel's record in the catalog as it stands now, by the id its handle holds (None: no such channel).
+
+        It reads on a catalog connection apart from the statements', so it
+        never waits for one running in another thread (a channel's flush),
+        nor sees one half done: a channel's handle checks with it that no
+        other handle took the channel over, and reads its counts.
+        """
+        self._require_open()
+        return self._executor.read_apart(lambda catalog: catalog.channel_by_id(channel_id))
+
     def close(self) -> None:
         """End this Lake's session: other sessions see it gone, and its statements fail from now on."""
         if not self._closed:
             self._closed = True
-            self._executor.session.release()
+            self._executor.close()
 
     def _require_open(self) -> None:
         if self._closed:

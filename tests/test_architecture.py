@@ -66,3 +66,39 @@ def test_kinds_are_compared_as_enums_not_as_their_sql_words() -> None:
     # The rule finds what it looks for.
     sample = ast.parse('if kind == "TABLE" or scope in ("SCHEMA", "X"): pass\nif role is GranteeKind.ROLE: pass')
     assert _kind_words_compared(sample, words) == [1, 1]
+
+
+def _around_the_lake(tree: ast.AST) -> list[int]:
+    """The lines of ``tree`` that reach a Lake's insides (``._executor``) or make a Lake or a catalog connection of their own."""
+    made = {"Lake", "Catalog", "CatalogConnection"}
+    aliases = {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+        if alias.name in made
+    }
+
+    def reaches(node: ast.AST) -> bool:
+        if isinstance(node, ast.Attribute):
+            return node.attr == "_executor"
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in aliases
+
+    return [node.lineno for node in ast.walk(tree) if reaches(node)]
+
+
+def test_channels_widgets_and_magics_use_the_public_lake_api() -> None:
+    """They work through the Lake they are given (issue 23): a streaming client's session is ``lake.worksheet()``."""
+    reached = {
+        f"{path.relative_to(PACKAGE.parent)}:{line}"
+        for folder in ("channels", "widgets", "magics")
+        for path in (PACKAGE / folder).rglob("*.py")
+        for line in _around_the_lake(ast.parse(path.read_text(encoding="utf-8")))
+    }
+    assert reached == set()
+    # The rule finds what it looks for: the old client's second Lake and catalog, and a reach into the executor.
+    sample = ast.parse(
+        "from lakeclone.lake import Lake as LakeType\nfrom lakeclone.catalog.store import Catalog\n"
+        "s = LakeType(w)\nr = Catalog(p)\nx = lake._executor.catalog"
+    )
+    assert _around_the_lake(sample) == [3, 4, 5]

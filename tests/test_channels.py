@@ -245,7 +245,7 @@ def test_a_stale_flush_that_passed_the_catalog_check_cannot_land(lake, client) -
     old.append_rows([{"id": 1}], offset_token="1")
     new, _status = client.open_channel("c1", table="t", max_client_lag=LONG_LAG)
     # As if the old handle had checked its generation just before the reopen.
-    current = client._reader.channel(old.table.id, "c1")
+    current = client._state(old._entry.id)
     assert current is not None
     old._entry = current
     with pytest.raises(ChannelInvalidError):

@@ -84,6 +84,33 @@ def test_writes_are_seen_by_the_transaction_and_no_one_else_until_commit(session
     assert kernel_rows(location(second, "t")) == [(1, "A"), (2, "b")]
 
 
+def test_a_worksheet_is_another_session_of_the_same_user_in_the_same_role(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE SCHEMA staging; CREATE TABLE public.t (id INT); CREATE TABLE staging.hidden (id INT)")
+    lake.sql("CREATE ROLE analyst; CREATE USER bob; GRANT ROLE analyst TO USER bob")
+    lake.sql("GRANT USAGE ON DATABASE lake TO ROLE analyst; GRANT USAGE ON SCHEMA public TO ROLE analyst")
+    lake.sql("GRANT SELECT, INSERT ON TABLE public.t TO ROLE analyst")
+    bob = lakeclone.connect(lake.warehouse, spark=lake.spark, clock=lake.clock, user="bob", role="analyst")
+    bob.lock_timeout = 7
+    sheet = bob.worksheet()
+    assert (sheet.current_user, sheet.current_role, sheet.lock_timeout) == ("BOB", "ANALYST", 7)
+    assert sheet.spark is not bob.spark
+    # Its role's privileges, no more.
+    with pytest.raises(LakecloneError, match=r"Schema 'LAKE\.STAGING' does not exist or not authorized"):
+        sheet.sql("SELECT * FROM staging.hidden")
+    # Its settings and its transaction are its own.
+    sheet.sql("ALTER SESSION SET LOCK_TIMEOUT = 3")
+    sheet.sql("BEGIN; INSERT INTO t VALUES (1)")
+    assert (bob.lock_timeout, sheet.lock_timeout) == (7, 3)
+    assert rows(bob, "SELECT * FROM t") == []
+    sheet.sql("COMMIT")
+    assert rows(bob, "SELECT * FROM t") == [(1,)]
+    # Ending it leaves the session it came from as it was.
+    sheet.close()
+    assert rows(bob, "SELECT * FROM t") == [(1,)]
+    with pytest.raises(LakecloneError, match="session is closed"):
+        sheet.sql("SELECT 1")
+
+
 def test_a_clone_made_during_another_sessions_transaction_has_only_committed_rows(sessions) -> None:
     first, second = sessions
     first.sql("BEGIN; INSERT INTO t VALUES (2, 'b')")

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from lakeclone.catalog.store import Catalog
 from lakeclone.channels import log as channel_log
 from lakeclone.channels.compaction import ENABLED_CONF, CompactionPolicy
 from lakeclone.channels.convert import RowConverter, UnsupportedColumnType, json_text, staging_schema
@@ -59,6 +58,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from lakeclone.catalog.entries import ChannelEntry, TableEntry
+    from lakeclone.catalog.store import Catalog
     from lakeclone.engine.executor import Execution
     from lakeclone.lake import Lake
 
@@ -170,32 +170,24 @@ class StreamingClient:
     """
 
     def __init__(self, lake: Lake, name: str) -> None:
-        from lakeclone.lake import Lake as LakeType
-        from lakeclone.session import prepare
-
         if not name:
             raise InvalidParameterError("A streaming client needs a name.")
         self.name = name
         self.lake = lake
-        spark = lake.spark.newSession()
-        prepare(spark)
+        # The client acts as the Lake's user in its current role (its channels need that role's privileges),
+        # in a worksheet of its own: its background commits never mix with the user's statements.
+        # It computes ahead the state its next commits read itself (see _compute_state_for_next_commits).
+        self._session = lake.worksheet(progress=False, compute_ahead=False)
+        spark = self._session.spark
         # Delta's post-commit auto compaction would make a flush wait; the flusher thread compacts after.
         spark.conf.set(ENABLED_CONF, "false")
         # A flush's rows reach Spark as Arrow batches. Below this size Spark would make them rows in the
         # driver and ship those inside the write's task, several times slower than the task reading the batches.
         spark.conf.set("spark.sql.execution.arrow.localRelationThreshold", "0")
-        # The client acts as the Lake's user in its current role: its channels need that role's privileges.
-        self._session = LakeType(
-            lake.warehouse, lake.location, spark, lake.clock, progress=False, user=lake.current_user, role=lake.current_role
-        )
-        self._session.lock_timeout = lake.lock_timeout
         # The client's statements run one at a time in its session: a flush, an open, a compaction.
         self._work_lock = threading.RLock()
         # Delta's logs as the client's session reads them, for what needs no statement (a channel's token, a table's files).
         self._delta = Delta(spark)
-        # Reads of channels' state (their status) that must not wait for a flush: a catalog connection of their own.
-        self._reader = Catalog(lake.catalog_path)
-        self._reader_lock = threading.Lock()
         self._channels: list[Channel] = []
         self._written: dict[str, TableEntry] = {}
         self._written_lock = threading.Lock()
@@ -270,7 +262,6 @@ class StreamingClient:
         self._stop.set()
         self._flusher.join(timeout=60)
         self._closed = True
-        self._reader.close()
         self._session.close()
         if failure is not None:
             raise failure
@@ -357,9 +348,12 @@ class StreamingClient:
             self.last_compaction_error = None
             return True
 
+    def _state(self, channel_id: str) -> ChannelEntry | None:
+        """A channel's record as it stands now, read without waiting for a flush in progress."""
+        return self._session.channel_state(channel_id)
+
     def _generation(self, channel_id: str) -> tuple[int, str] | None:
-        with self._reader_lock:
-            entry = self._reader.channel_by_id(channel_id)
+        entry = self._state(channel_id)
         return (entry.generation, entry.app_id) if entry else None
 
 
@@ -727,8 +721,7 @@ class Channel:
         self._require_open()
         with self.client._work_lock:
             log = self.client._delta.table(self.table.location)
-            with self.client._reader_lock:
-                entry = self.client._reader.channel_by_id(self._entry.id) or self._entry
+            entry = self.client._state(self._entry.id) or self._entry
             if (entry.generation, entry.app_id) != (self._entry.generation, self._entry.app_id):
                 self._invalidate(f"Channel {self.name} was reopened by another handle.")
                 self._require_open()
@@ -750,8 +743,7 @@ class Channel:
         code = ChannelStatusCode.CLOSED if self._closed else ChannelStatusCode.SUCCESS
         if code is ChannelStatusCode.SUCCESS and not self.is_valid:
             code = ChannelStatusCode.INVALID
-        with self.client._reader_lock:
-            entry = self.client._reader.channel_by_id(self._entry.id)
+        entry = self.client._state(self._entry.id)
         oldest = self._buffer.oldest
         return ChannelStatus(
             channel_name=self.name,

@@ -5,9 +5,10 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import logging
+import threading
 import uuid
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, TypeVar
 
 from sqlglot import exp
 
@@ -46,6 +47,8 @@ log = logging.getLogger(__name__)
 # How many times a statement runs when its commits lose races only to blind
 # appends (see UnitOfWork.delta): each run reads what the appends added.
 ATTEMPTS = 10
+
+Read = TypeVar("Read")
 
 
 class Execution:
@@ -96,6 +99,8 @@ class Executor:
         self.state_ahead = StateAhead(self.delta) if lake.compute_ahead else None
         self.session = SessionLock(lake.warehouse)
         self.context.session_id = self.session.id
+        self._apart: Catalog | None = None
+        self._apart_lock = threading.Lock()
         with internal_errors(), spark_errors():
             recover_pending_folders(self.catalog, self.storage, lake.warehouse)
             for recover in registry.RECOVERIES:
@@ -114,6 +119,25 @@ class Executor:
             storage=self.storage,
             location=self.lake.location,
         )
+
+    def read_apart(self, read: Callable[[Catalog], Read]) -> Read:
+        """``read`` on a catalog connection apart from the statements', opened on first use, one reader at a time.
+
+        Another thread reads there without waiting for a statement in progress
+        on the session's own connection, and without seeing its uncommitted writes.
+        """
+        with self._apart_lock:
+            if self._apart is None:
+                self._apart = Catalog(self.lake.catalog_path)
+            return read(self._apart)
+
+    def close(self) -> None:
+        """End the session: other sessions see it gone; close the connection for reads apart."""
+        self.session.release()
+        with self._apart_lock:
+            if self._apart is not None:
+                self._apart.close()
+                self._apart = None
 
     def resolve(self, name: str, *, privilege: str = "SELECT") -> TableEntry:
         """A live table named in Python (``"db.s.t"``), resolved like a name in SQL.
