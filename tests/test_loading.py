@@ -200,6 +200,97 @@ def test_every_value_is_checked_against_its_column(lake: lakeclone.Lake, tmp_pat
         lake.sql(f"COPY INTO strict FROM '{uri(folder)}' FILES = ('missing.csv')")
 
 
+def test_a_column_list_loads_those_columns_and_the_others_get_their_defaults(lake: lakeclone.Lake, tmp_path: Path) -> None:
+    folder = tmp_path / "listed"
+    folder.mkdir()
+    (folder / "a.csv").write_text("north,1\nsouth,2\n")
+    lake.sql("CREATE SEQUENCE ids")
+    lake.sql("CREATE TABLE listed (id INT DEFAULT ids.NEXTVAL, region STRING, n INT, note STRING DEFAULT 'loaded', extra INT)")
+    loaded = copy_rows(lake, f"COPY INTO listed (region, n) FROM '{uri(folder)}'")
+    assert loaded == {"a.csv": ("LOADED", 2, 2, 0, None, None, None, None)}
+    assert rows(lake, "SELECT * FROM listed ORDER BY n") == [(1, "north", 1, "loaded", None), (2, "south", 2, "loaded", None)]
+    with pytest.raises(lakeclone.LakecloneError, match="invalid identifier 'NOPE'"):
+        lake.sql(f"COPY INTO listed (region, nope) FROM '{uri(folder)}' FORCE = TRUE")
+
+
+def test_a_transformation_picks_reorders_casts_and_computes_the_values_loaded(lake: lakeclone.Lake, files: Path) -> None:
+    staged(lake, files)
+    lake.sql("CREATE TABLE regions (region STRING, id INT, amount_cents INT, source STRING, line BIGINT)")
+    loaded = copy_rows(
+        lake,
+        "COPY INTO regions FROM (SELECT UPPER(f.$2), f.$1::INT, f.$3::NUMBER(10, 2) * 100, METADATA$FILENAME, "
+        "METADATA$FILE_ROW_NUMBER FROM @st f) PATTERN = '2024-.*'",
+    )
+    assert loaded == {
+        "2024-01.csv": ("LOADED", 2, 2, 0, None, None, None, None),
+        "2024-02.csv": ("LOADED", 1, 1, 0, None, None, None, None),
+    }
+    expected = [("NORTH", 1, 1050, "2024-01.csv", 1), ("SOUTH", 2, None, "2024-01.csv", 2), ("EAST", 3, 700, "2024-02.csv", 1)]
+    assert rows(lake, "SELECT * FROM regions") == sorted(expected)
+    assert kernel_rows(location(lake, "REGIONS")) == sorted(expected)
+    # The load history holds the files as any COPY's: loaded once.
+    assert lake.sql("COPY INTO regions FROM (SELECT $2, $1, NULL, NULL, NULL FROM @st) PATTERN = '2024-.*'").collect()[0][0] == (
+        "Copy executed with 0 files processed."
+    )
+
+
+def test_a_failed_cast_in_a_transformation_follows_on_error(lake: lakeclone.Lake, files: Path) -> None:
+    staged(lake, files)
+    lake.sql("CREATE TABLE amounts (id INT, amount DECIMAL(10, 2))")
+    transformed = "COPY INTO amounts (amount, id) FROM (SELECT $3::DECIMAL(10, 2), $1 FROM @st/bad)"
+    with pytest.raises(lakeclone.LakecloneError) as failed:
+        lake.sql(transformed)
+    assert str(failed.value).splitlines()[:3] == [
+        "Numeric value 'ten' is not recognized",
+        f"  File '{uri(files / 'bad' / 'broken.csv')}', line 3, character 1",
+        '  Row 2, column "AMOUNTS"["AMOUNT":1]',
+    ]
+    assert len(lake.sql("DESCRIBE HISTORY amounts").collect()) == 1  # no commit
+    continued = copy_rows(lake, transformed + " ON_ERROR = CONTINUE")
+    assert continued == {
+        "broken.csv": ("PARTIALLY_LOADED", 3, 2, 1, "Numeric value 'ten' is not recognized", 3, 1, '"AMOUNTS"["AMOUNT":1]')
+    }
+    assert rows(lake, "SELECT * FROM amounts ORDER BY id") == [(4, Decimal("1.00")), (6, None)]
+
+
+def test_a_transformation_reads_json_fields_into_typed_columns(lake: lakeclone.Lake, tmp_path: Path) -> None:
+    folder = tmp_path / "events"
+    folder.mkdir()
+    (folder / "e.json").write_text(
+        '{"user": {"name": "ann"}, "at": "2024-05-01", "tags": ["a", "b"], "n": "7"}\n\nnot json\n{"user": {"name": "bob"}, "n": "x"}\n'
+    )
+    lake.sql("CREATE TABLE events (name STRING, at DATE, tags VARIANT, n INT)")
+    lake.sql(f"CREATE STAGE ev URL = '{uri(folder)}' FILE_FORMAT = (TYPE = JSON)")
+    loaded = copy_rows(
+        lake, "COPY INTO events FROM (SELECT $1:user.name, $1:at::DATE, $1:tags, $1:n FROM @ev) ON_ERROR = CONTINUE"
+    )
+    assert loaded == {"e.json": ("PARTIALLY_LOADED", 3, 1, 2, "Error parsing JSON: not json", 3, 1, None)}
+    assert rows(lake, "SELECT name, at, tags[1]::STRING, n FROM events") == [("ann", dt.date(2024, 5, 1), "b", 7)]
+
+
+def test_a_transformation_is_one_simple_select_of_a_stages_files(lake: lakeclone.Lake, files: Path) -> None:
+    staged(lake, files)
+    lake.sql("CREATE TABLE one (id INT)")
+    refused = {
+        "SELECT $1 FROM @st WHERE $1 > 1": "WHERE is not supported in a COPY transformation",
+        "SELECT $1 FROM @st ORDER BY 1": "ORDER BY is not supported",
+        "SELECT DISTINCT $1 FROM @st": "DISTINCT is not supported",
+        "SELECT COUNT(*) FROM @st": "no subquery, aggregate or window",
+        "SELECT (SELECT MAX(id) FROM sales) FROM @st": "no subquery, aggregate or window",
+        "SELECT $1 FROM sales": "it reads the files of one stage",
+        "SELECT * FROM @st": "name each value loaded",
+        "SELECT $1, $2 FROM @st": "Insert value list does not match column list expecting 1 but got 2",
+        # Its functions are SQL's, as any statement's: none reaches outside it.
+        "SELECT reflect('java.lang.System', 'getenv', 'HOME') FROM @st": "Unknown function REFLECT",
+    }
+    for query, message in refused.items():
+        with pytest.raises(lakeclone.LakecloneError, match=re.escape(message)):
+            lake.sql(f"COPY INTO one FROM ({query})")
+    # None of them claimed a file.
+    assert set(copy_rows(lake, "COPY INTO one FROM (SELECT $1 FROM @st) PATTERN = '2024-.*'")) == {"2024-01.csv", "2024-02.csv"}
+    assert rows(lake, "SELECT * FROM one ORDER BY id") == [(1,), (2,), (3,)]
+
+
 def test_json_and_parquet_load_by_column_name_whatever_its_case(lake: lakeclone.Lake, tmp_path: Path) -> None:
     folder = tmp_path / "json"
     folder.mkdir()
@@ -308,6 +399,13 @@ def test_copy_needs_insert_on_the_table_and_usage_on_the_stage(lake: lakeclone.L
     assert set(copy_rows(ann, named)) == {"2024-02.csv"}
     assert set(copy_rows(ann, copy + " FORCE = TRUE")) == {"2024-02.csv"}
     assert [r.name for r in ann.sql("SHOW STAGES").collect()] == ["ST"]
+    # A transformation reads the stage's files: the same USAGE.
+    lake.sql("REVOKE USAGE ON STAGE st FROM ROLE loader")
+    transformed = "COPY INTO sales FROM (SELECT $1, $2, $3, $4 FROM @st) FILES = ('2024-02.csv') FORCE = TRUE"
+    with pytest.raises(lakeclone.LakecloneError, match=re.escape("Stage 'LAKE.PUBLIC.ST' does not exist or not authorized")):
+        ann.sql(transformed)
+    lake.sql("GRANT USAGE ON STAGE st TO ROLE loader")
+    assert set(copy_rows(ann, transformed)) == {"2024-02.csv"}
     lake.sql("REVOKE INSERT ON TABLE sales FROM ROLE loader; GRANT SELECT ON TABLE sales TO ROLE loader")
     with pytest.raises(
         lakeclone.LakecloneError, match=re.escape("Insufficient privileges to operate on table 'LAKE.PUBLIC.SALES'")

@@ -7,6 +7,9 @@ Snowflake's rules, on Delta:
   table (:mod:`lakeclone.loading.read`). ``ON_ERROR`` decides what a bad row
   costs: the statement (``ABORT_STATEMENT``, the default), its file
   (``SKIP_FILE``) or itself (``CONTINUE``).
+- A column list (``COPY INTO t (a, b)``) loads those columns (the others get
+  their defaults, else NULL); a query over the files (``FROM (SELECT $1, $3::DATE
+  FROM @s)``) computes them (:mod:`lakeclone.loading.transform`).
 - The rows are one Delta append, so streams see them as INSERTs.
 - **Load metadata.** Each file loaded into a table is remembered with its
   MD5 checksum for :data:`LOAD_HISTORY_DAYS` days by the Lake's clock; a COPY
@@ -37,11 +40,12 @@ from lakeclone.delta import statements
 from lakeclone.engine import registry, results
 from lakeclone.engine.compiler import check_table_clauses
 from lakeclone.engine.objects import external_location, value_of
-from lakeclone.engine.privileges import ACCOUNT_SECURABLE, Need, Privilege, named_formats, relation, stage_usage
+from lakeclone.engine.privileges import ACCOUNT_SECURABLE, Need, Privilege, file_reads, named_formats, relation, stage_usage
 from lakeclone.engine.schema import conform
 from lakeclone.errors import ExecutionError, InternalError, LakecloneError, SqlCompilationError
 from lakeclone.loading import formats, read
 from lakeclone.loading.stages import Location, checksums, compile_pattern, named_format, stage_location
+from lakeclone.loading.transform import Transformation, transformation_of
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -51,6 +55,7 @@ if TYPE_CHECKING:
     from lakeclone.engine.context import OpenTransaction
     from lakeclone.engine.executor import Execution, Executor
     from lakeclone.engine.tables import Tables
+    from lakeclone.storage import FileInfo
 
 LOG = logging.getLogger(__name__)
 
@@ -80,6 +85,7 @@ class CopyOptions:
         on_error: ``ABORT_STATEMENT``, ``CONTINUE`` or ``SKIP_FILE``.
         force: load files the load history holds, again.
         purge: remove the files loaded once the load has committed.
+        transformation: the query the files' rows are loaded through, if any.
     """
 
     location: Location
@@ -89,14 +95,18 @@ class CopyOptions:
     on_error: str
     force: bool
     purge: bool
+    transformation: Transformation | None
 
 
 def copy_needs(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
     """INSERT on the table loaded; USAGE on the stage read, or, for a location given as text, what a stage's URL needs."""
-    target = expression.this
+    target = _target(expression)
     securable = relation(tables, target, (ObjectKind.TABLE,)) if isinstance(target, exp.Table) else None
     yield Need(securable, (Privilege.INSERT,)) if securable else None
     for source in expression.args.get("files") or []:
+        if isinstance(source, exp.Subquery):
+            yield from file_reads(tables, source)  # a transformation: the stage (and file format) it reads
+            continue
         node = source.this if isinstance(source, exp.Table) else source
         if isinstance(node, exp.Var) and node.name.startswith("@"):
             yield from stage_usage(tables, node.name)
@@ -111,26 +121,31 @@ def copy_into(execution: Execution) -> DataFrame:
     Also ``FORCE = TRUE``, ``PURGE = TRUE``, and Databricks' ``FILEFORMAT = …
     FORMAT_OPTIONS (…) COPY_OPTIONS ('force' = 'true')``.
     """
+    from pyspark.sql.types import StructType
+
     expression = execution.expression
-    target = expression.this
-    if not isinstance(target, exp.Table):
-        raise SqlCompilationError("COPY INTO a list of columns is not supported by lakeclone; load every column of the table.")
-    check_table_clauses(target)
     assert isinstance(expression, exp.Copy)
     options = copy_options(execution, expression)
+    target = _target(expression)
+    assert isinstance(target, exp.Table)  # into a location is an unload, which copy_options refused
+    check_table_clauses(target)
     tables = execution.tables
     entry = tables.entry(target)
     schema = tables.log(entry).schema(tables.current_version(entry))
+    names = _loaded_columns(expression, schema, options.transformation)
+    loaded_schema = StructType([schema[name] for name in names]) if names is not None else schema
     storage = execution.storage
     candidates = _listed(execution, options)
-    sums = checksums(storage, candidates)
+    sums = checksums(storage, list(candidates))
     holder = _holder(execution)
     to_load = _claim(execution, entry, sums, holder, force=options.force)
     if not to_load:
         return results.status(execution.spark, "Copy executed with 0 files processed.")
-    files = read.reading(execution.spark, storage, to_load, options.file_format, schema, entry.name)
+    transformation = options.transformation
+    rows = transformation.rows(tables, options.location, candidates, options.file_format) if transformation is not None else None
+    files = read.reading(execution.spark, storage, to_load, options.file_format, loaded_schema, entry.name, rows)
     try:
-        report, loaded = _load(execution, entry, schema, files, options, holder)
+        report, loaded = _load(execution, entry, schema, names, files, options, holder)
     finally:
         files.release()
     if options.purge:
@@ -138,11 +153,42 @@ def copy_into(execution: Execution) -> DataFrame:
     return results.rows(execution.spark, RESULT_SCHEMA, report)
 
 
+def _target(expression: exp.Expression) -> exp.Expression:
+    """What a COPY loads into, without its column list: a table (a location, for an unload)."""
+    target: exp.Expression = expression.this
+    inner: exp.Expression = target.this if isinstance(target, exp.Schema) else target
+    return inner
+
+
+def _loaded_columns(expression: exp.Copy, schema: StructType, transformation: Transformation | None) -> list[str] | None:
+    """The columns a COPY loads, as the table names them, in the order its values come; None: every column.
+
+    Raises:
+        SqlCompilationError: a column the table does not have, or a transformation giving more or fewer values.
+    """
+    listed = expression.this.expressions if isinstance(expression.this, exp.Schema) else None
+    names = None
+    if listed is not None:
+        by_name = {name.upper(): name for name in schema.fieldNames()}
+        names = []
+        for column in listed:
+            name = by_name.get(column.name.upper())
+            if name is None:
+                raise SqlCompilationError(f"invalid identifier '{column.name.upper()}'")
+            names.append(name)
+    expected = len(names) if names is not None else len(schema.fields)
+    if transformation is not None and transformation.width != expected:
+        raise SqlCompilationError(
+            f"Insert value list does not match column list expecting {expected} but got {transformation.width}"
+        )
+    return names
+
+
 def copy_options(execution: Execution, expression: exp.Copy) -> CopyOptions:
     """Read a COPY INTO statement's source and parameters, Snowflake's or Databricks' spelling.
 
     Raises:
-        SqlCompilationError: an unload, a transformation, credentials, or a parameter lakeclone does not read.
+        SqlCompilationError: an unload, credentials, a parameter lakeclone does not read, a transformation it cannot run.
     """
     if not expression.args.get("kind"):
         raise SqlCompilationError(
@@ -156,7 +202,8 @@ def copy_options(execution: Execution, expression: exp.Copy) -> CopyOptions:
     sources = expression.args.get("files") or []
     if len(sources) != 1:
         raise SqlCompilationError("COPY INTO reads from one stage or location.")
-    location = _location(execution, sources[0])
+    transformation = transformation_of(expression)
+    location = _location(execution, transformation.source if transformation is not None else sources[0])
     parameters = {str(p.name).upper(): p for p in expression.args.get("params") or []}
     databricks = any(name in parameters for name in _DATABRICKS_PARAMETERS)
     known = _SNOWFLAKE_PARAMETERS + (_DATABRICKS_PARAMETERS if databricks else ())
@@ -177,6 +224,8 @@ def copy_options(execution: Execution, expression: exp.Copy) -> CopyOptions:
         file_format = formats.from_properties(
             formats.FileFormat(), parameters["FILE_FORMAT"].expressions, named=lambda name: named_format(execution.tables, name)
         )
+    if transformation is not None and transformation.source.args.get("format") is not None:
+        file_format = named_format(execution.tables, transformation.source.args["format"])
     matching = parameters.get("MATCH_BY_COLUMN_NAME")
     if matching is not None and (value_of(matching.expression).upper() != "CASE_INSENSITIVE" or file_format.type == "CSV"):
         raise SqlCompilationError(
@@ -202,7 +251,12 @@ def copy_options(execution: Execution, expression: exp.Copy) -> CopyOptions:
         text = value_of(parameters["PATTERN"].expression)
         # Databricks' PATTERN is a glob; Snowflake's a regular expression.
         pattern = _glob(text) if databricks else compile_pattern(text)
-    return CopyOptions(location, files, pattern, file_format, on_error, force, purge)
+    staged_pattern = transformation.source.args.get("pattern") if transformation is not None else None
+    if staged_pattern is not None:
+        if pattern is not None:
+            raise SqlCompilationError("A COPY takes one PATTERN: give it as the COPY's option or on the stage, not both.")
+        pattern = compile_pattern(value_of(staged_pattern))
+    return CopyOptions(location, files, pattern, file_format, on_error, force, purge, transformation)
 
 
 def _location(execution: Execution, source: exp.Expression) -> Location:
@@ -213,8 +267,7 @@ def _location(execution: Execution, source: exp.Expression) -> Location:
         uri = external_location(execution.tables, node.name, what="a location files are loaded from")
         return Location(uri, uri, None, formats.FileFormat())
     raise SqlCompilationError(
-        "COPY INTO reads files from a stage (@s/path) or a location ('s3a://…'); "
-        "a query over staged files (a transformation) is not supported by lakeclone."
+        "COPY INTO reads files from a stage (@s/path) or a location ('s3a://…'), or loads a query over a stage's files."
     )
 
 
@@ -272,23 +325,22 @@ def _databricks_force(options: exp.Expression | None) -> bool:
     return force
 
 
-def _listed(execution: Execution, options: CopyOptions) -> list[str]:
-    """The files the COPY names, in path order."""
+def _listed(execution: Execution, options: CopyOptions) -> dict[str, FileInfo]:
+    """The files the COPY names, by URI, in path order."""
     location = options.location
     storage = execution.storage
     if options.files is not None:
         uris = [f"{location.uri.rstrip('/')}/{name}" for name in options.files]
-        present = {f.uri for uri in uris for f in storage.files_at(uri) if f.uri == uri}
+        present = {f.uri: f for uri in uris for f in storage.files_at(uri) if f.uri == uri}
         missing = [uri for uri in uris if uri not in present]
         if missing:
             raise ExecutionError(
                 f"Remote file '{missing[0]}' was not found: it does not exist, or the stage's URL or the path is wrong."
             )
     else:
-        uris = [f.uri for f in storage.files_at(location.uri)]
-    if options.pattern is not None:
-        uris = [uri for uri in uris if options.pattern.fullmatch(location.relative(uri))]
-    return sorted(dict.fromkeys(uris))
+        present = {f.uri: f for f in storage.files_at(location.uri)}
+    pattern = options.pattern
+    return {uri: present[uri] for uri in sorted(present) if pattern is None or pattern.fullmatch(location.relative(uri))}
 
 
 def _holder(execution: Execution) -> str:
@@ -331,9 +383,17 @@ def _release(execution: Execution, holder: str, uris: list[str]) -> None:
 
 
 def _load(
-    execution: Execution, entry: TableEntry, schema: StructType, files: read.Reading, options: CopyOptions, holder: str
+    execution: Execution,
+    entry: TableEntry,
+    schema: StructType,
+    names: list[str] | None,
+    files: read.Reading,
+    options: CopyOptions,
+    holder: str,
 ) -> tuple[list[tuple[object, ...]], list[str]]:
     """Write the files' rows as ON_ERROR says, in one Delta commit: (the result rows, the files loaded).
+
+    ``names`` are the table's columns the rows fill (None: all of them); the others get their defaults, else NULL.
 
     Raises:
         ExecutionError: ON_ERROR = ABORT_STATEMENT and a row has an error: Snowflake's message, with file, line and column.
@@ -350,8 +410,10 @@ def _load(
     rows, counts = files.rows(abort=on_error == "ABORT_STATEMENT", without_files=skipped)
     parameters = {"source": options.location.uri, "files": len(files.paths) - len(skipped)}
     try:
+        if names is not None and registry.SLOTS.insert_defaults is not None:
+            rows, names = registry.SLOTS.insert_defaults(execution, entry, schema, rows, names)
         with execution.work.delta(target=entry.location, parameters=parameters):
-            statements.write(conform(rows, schema), entry.location)
+            statements.write(conform(rows, schema, names), entry.location)
     except LakecloneError as error:
         if read.ABORTED not in str(error):
             raise

@@ -30,7 +30,7 @@ from lakeclone.engine.compiler import positional_columns
 from lakeclone.engine.objects import external_location, value_of
 from lakeclone.errors import ExecutionError, SqlCompilationError
 from lakeclone.loading.formats import FileFormat
-from lakeclone.loading.read import check_file_names, csv_reader, literal, nulled
+from lakeclone.loading.read import BLANK, FILE, check_file_names, csv_reader, literal, nulled
 from lakeclone.loading.stages import Location, checksums, compile_pattern, named_format, stage_location
 
 if TYPE_CHECKING:
@@ -49,8 +49,10 @@ METADATA_COLUMNS = (FILENAME, FILE_ROW_NUMBER, FILE_CONTENT_KEY, FILE_LAST_MODIF
 # What a reference to staged files may carry besides its stage and path.
 _STAGED_ARGS = {"this", "alias", "format", "pattern", "joins", "laterals", "pivots", "sample"}
 
-_FILE = "__lakeclone_file"
 _ORDER = "__lakeclone_order"
+
+MALFORMED = "__lakeclone_malformed"
+"""In a COPY's transformation, a record's error before any of its values: a JSON line that does not parse (else NULL)."""
 
 # read_files' options (Databricks' names, matched whatever their case), as the Spark reader option each sets.
 _READ_FILES_OPTIONS = {
@@ -108,7 +110,7 @@ def bind_staged_files(tables: Tables, table: exp.Table) -> exp.Expression:
         )
     named_columns = {column.name.upper() for column in statement.find_all(exp.Column)}
     metadata = [column for column in METADATA_COLUMNS if column in named_columns]
-    frame = _staged_frame(tables, location, files, file_format, fields, metadata)
+    frame = staged_frame(tables, location, files, file_format, fields, metadata)
     return tables.bind_frame(frame, table.args.get("alias"))
 
 
@@ -127,31 +129,53 @@ def _refuse_in_definitions(tables: Tables, what: str) -> None:
         )
 
 
-def _staged_frame(
-    tables: Tables, location: Location, files: list[FileInfo], file_format: FileFormat, fields: int, metadata: list[str]
+def staged_frame(
+    tables: Tables,
+    location: Location,
+    files: list[FileInfo],
+    file_format: FileFormat,
+    fields: int,
+    metadata: list[str],
+    *,
+    loading: bool = False,
 ) -> DataFrame:
-    """The rows of ``files`` as ``$1`` … ``$fields`` (``$1`` alone for JSON and Parquet), with the ``metadata`` columns."""
+    """The rows of ``files`` as ``$1`` … ``$fields`` (``$1`` alone for JSON and Parquet), with the ``metadata`` columns.
+
+    For a COPY's transformation (``loading``) each row also carries its
+    file's path (``FILE``), whether its line is blank (``BLANK``: it is no
+    row, but counts for line numbers) and, where a query fails on a JSON line
+    that does not parse, that error (:data:`MALFORMED`).
+    """
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType, StructField, StructType
 
     spark = tables.spark
     uris = [f.uri for f in files]
+    blank, malformed = "false", "CAST(NULL AS STRING)"
     if file_format.type == "CSV":
         schema = StructType([StructField(f"_c{i}", StringType()) for i in range(fields)])
         values = [f"{nulled(f'`_c{i}`', file_format)} AS `${i + 1}`" for i in range(fields)]
         source = csv_reader(spark, file_format, schema).load(uris) if uris else spark.createDataFrame([], schema)
     elif file_format.type == "JSON":
         parsed = "try_parse_json(value)"
-        bad = "raise_error(concat('Error parsing JSON: ', substring(value, 1, 80)))"
-        values = [f"CASE WHEN {parsed} IS NULL THEN {bad} ELSE {parsed} END AS `$1`"]
+        message = "concat('Error parsing JSON: ', substring(value, 1, 80))"
         lines = spark.read.format("text").load(uris) if uris else spark.createDataFrame([], "value STRING")
-        source = lines.where("trim(value) != ''")
+        if loading:
+            values = [f"{parsed} AS `$1`"]
+            blank = "trim(value) = ''"
+            malformed = f"CASE WHEN NOT ({blank}) AND {parsed} IS NULL THEN {message} END"
+            source = lines
+        else:
+            values = [f"CASE WHEN {parsed} IS NULL THEN raise_error({message}) ELSE {parsed} END AS `$1`"]
+            source = lines.where("trim(value) != ''")
     else:
         values = ["to_variant_object(struct(*)) AS `$1`"]
         source = spark.read.format("parquet").option("mergeSchema", "true").load(uris) if uris else spark.range(0).drop("id")
-    if not metadata:
+    if loading:
+        values += [f"{blank} AS {BLANK}", f"{malformed} AS {MALFORMED}"]
+    if not metadata and not loading:
         return source.selectExpr(*values)
-    source = source.selectExpr("*", f"{'_metadata.file_path' if uris else 'CAST(NULL AS STRING)'} AS {_FILE}")
+    source = source.selectExpr("*", f"{'_metadata.file_path' if uris else 'CAST(NULL AS STRING)'} AS {FILE}")
     if FILE_ROW_NUMBER in metadata:
         # Within one file, Spark reads and numbers rows in the file's order.
         source = source.withColumn(_ORDER, F.monotonically_increasing_id())
@@ -163,19 +187,19 @@ def _staged_frame(
         for f in files
     )
     file = (
-        f"element_at(map({described}), {_FILE})"
+        f"element_at(map({described}), {FILE})"
         if files
         else "CAST(NULL AS STRUCT<name: STRING, key: STRING, modified: TIMESTAMP_NTZ>)"
     )
     started = tables.now.astimezone(dt.timezone.utc).isoformat()
     columns = {
         FILENAME: f"{file}.name",
-        FILE_ROW_NUMBER: f"row_number() OVER (PARTITION BY {_FILE} ORDER BY {_ORDER})",
+        FILE_ROW_NUMBER: f"row_number() OVER (PARTITION BY {FILE} ORDER BY {_ORDER})",
         FILE_CONTENT_KEY: f"{file}.key",
         FILE_LAST_MODIFIED: f"{file}.modified",
         START_SCAN_TIME: f"CAST({literal(started)} AS TIMESTAMP)",
     }
-    return source.selectExpr(*values, *[f"{columns[name]} AS `{name}`" for name in metadata])
+    return source.selectExpr(*values, *[f"{columns[name]} AS `{name}`" for name in metadata], *([FILE] if loading else []))
 
 
 def _utc_text(epoch_ms: int) -> str:

@@ -15,6 +15,7 @@ Parquet by column name, case-insensitively (Snowflake's
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lakeclone.errors import SqlCompilationError
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 FILE = "__lakeclone_file"
 ERROR = "__lakeclone_error"
 ROW = "__lakeclone_row"
-_BLANK = "__lakeclone_blank"
+BLANK = "__lakeclone_blank"
 _CORRUPT = "__lakeclone_corrupt"
 _PARSED = "__lakeclone_parsed"
 _NUMBER = "__lakeclone_file_number"
@@ -37,6 +38,28 @@ _NUMBER = "__lakeclone_file_number"
 # Characters Spark reads as a glob pattern in a path it is given.
 _GLOB = frozenset("{}[]*?\\")
 
+
+@dataclass(frozen=True)
+class Transformed:
+    """A COPY transformation's rows (see :mod:`lakeclone.loading.transform`), to be checked against the table.
+
+    Attributes:
+        frame: one row per record of the files, with :data:`FILE` and :data:`BLANK`.
+        values: each loaded column's value, as SQL over ``frame`` (in the columns' order).
+        errors: each value's own error (an explicit cast that failed), as SQL giving a message or NULL
+            (None: it has none).
+        malformed: the record's error before any value (a JSON line that does not parse), as SQL
+            giving a message or NULL (None: it has none).
+    """
+
+    frame: DataFrame
+    values: Sequence[str]
+    errors: Sequence[str | None]
+    malformed: str | None
+
+
+Transformation = Callable[[list[str]], Transformed]
+"""A COPY transformation: the files (URIs) read and transformed."""
 
 # Marks the error a row fails the load with under ON_ERROR = ABORT_STATEMENT, to tell it from Spark's own.
 ABORTED = "lakeclone: a row does not fit the table: "
@@ -55,7 +78,13 @@ class Reading:
     """
 
     def __init__(
-        self, spark: SparkSession, paths: dict[str, str], file_format: FileFormat, schema: StructType, table: str
+        self,
+        spark: SparkSession,
+        paths: dict[str, str],
+        file_format: FileFormat,
+        schema: StructType,
+        table: str,
+        transformation: Transformation | None = None,
     ) -> None:
         self._spark = spark
         self.paths = paths
@@ -63,14 +92,35 @@ class Reading:
         self._format = file_format
         self._schema = schema
         self._table = table
-        self.frame = _read(spark, list(paths), file_format, schema, table)
+        self._transformation = transformation
+        self.frame = self._read(list(paths))
         self._cached = False
+
+    def _read(self, uris: list[str]) -> DataFrame:
+        if self._transformation is None:
+            return _read(self._spark, uris, self._format, self._schema, self._table)
+        transformed = self._transformation(uris)
+        # A transformed value's place in its line is unknown: its error points at the line's start.
+        starts = ["1" for _ in transformed.values]
+        types = [field.dataType for field in transformed.frame.selectExpr(*transformed.values).schema.fields]
+        message = transformed.malformed
+        malformed = None if message is None else f"CASE WHEN {message} IS NOT NULL THEN {_error(message, '1', None)} END"
+        return _checked(
+            transformed.frame,
+            transformed.values,
+            starts,
+            self._schema,
+            self._table,
+            malformed,
+            errors=transformed.errors,
+            types=types,
+        )
 
     def counts_per_file(self) -> dict[str, tuple[int, int]]:
         """Each file's (rows, rows with an error), from a pass over the files: SKIP_FILE's, before it writes."""
         from pyspark.sql import functions as F
 
-        counted = self.frame.groupBy(FILE).agg(F.count_if(~F.col(_BLANK)).alias("rows"), F.count(ERROR).alias("errors"))
+        counted = self.frame.groupBy(FILE).agg(F.count_if(~F.col(BLANK)).alias("rows"), F.count(ERROR).alias("errors"))
         by_path = {row[FILE]: (int(row["rows"]), int(row["errors"])) for row in counted.collect()}
         return {uri: by_path.get(path, (0, 0)) for uri, path in self.paths.items()}
 
@@ -97,7 +147,7 @@ class Reading:
             counted = {
                 row[FILE]: (int(row["rows"]), int(row["errors"]))
                 for row in frame.groupBy(FILE)
-                .agg(F.count_if(~F.col(_BLANK)).alias("rows"), F.count(ERROR).alias("errors"))
+                .agg(F.count_if(~F.col(BLANK)).alias("rows"), F.count(ERROR).alias("errors"))
                 .collect()
             }
             observed = None
@@ -108,7 +158,7 @@ class Reading:
             frame = frame.withColumn(_NUMBER, F.expr(f"element_at(map({numbers}), {FILE})"))
             metrics = [F.expr("0 AS none")]
             for index in range(len(uris)):
-                metrics.append(F.expr(f"count_if({_NUMBER} = {index} AND NOT {_BLANK}) AS rows_{index}"))
+                metrics.append(F.expr(f"count_if({_NUMBER} = {index} AND NOT {BLANK}) AS rows_{index}"))
                 if not abort:  # a load that aborts on the first bad row has none when it succeeds
                     metrics.append(F.expr(f"count_if({_NUMBER} = {index} AND {ERROR} IS NOT NULL) AS errors_{index}"))
             frame = frame.observe(observation, *metrics)
@@ -116,7 +166,7 @@ class Reading:
         # Under ABORT_STATEMENT the first bad row fails the write, so that nothing is committed.
         keep = f"CASE WHEN {ERROR} IS NULL THEN true ELSE raise_error(concat({literal(ABORTED)}, {ERROR}.message)) END"
         condition = keep if abort else f"{ERROR} IS NULL"
-        rows = frame.where(f"{condition} AND NOT {_BLANK}").selectExpr(*[f"`{field.name}`" for field in self._schema.fields])
+        rows = frame.where(f"{condition} AND NOT {BLANK}").selectExpr(*[f"`{field.name}`" for field in self._schema.fields])
 
         def counts() -> dict[str, tuple[int, int]]:
             if observed is None:
@@ -134,9 +184,7 @@ class Reading:
             return {}
         paths = {uri: self.paths[uri] for uri in uris}
         # Rows are numbered in the order Spark reads them, which within one file is the file's order.
-        frame = _read(self._spark, list(paths), self._format, self._schema, self._table).withColumn(
-            ROW, F.monotonically_increasing_id()
-        )
+        frame = self._read(list(paths)).withColumn(ROW, F.monotonically_increasing_id())
         frame = frame.select(FILE, ERROR, ROW)
         firsts = frame.where(F.col(ERROR).isNotNull()).groupBy(FILE).agg(F.min(ROW).alias("first"))
         before = (
@@ -164,15 +212,21 @@ class Reading:
 
 
 def reading(
-    spark: SparkSession, storage: Storage, uris: Sequence[str], file_format: FileFormat, schema: StructType, table: str
+    spark: SparkSession,
+    storage: Storage,
+    uris: Sequence[str],
+    file_format: FileFormat,
+    schema: StructType,
+    table: str,
+    transformation: Transformation | None = None,
 ) -> Reading:
-    """The files ``uris`` read with ``file_format`` for a table of ``schema`` (called ``table`` in messages).
+    """The files ``uris`` read with ``file_format`` (and transformed) for the columns ``schema`` of ``table``.
 
     Raises:
         SqlCompilationError: a file's name Spark would read as a pattern.
     """
     check_file_names(uris)
-    return Reading(spark, {uri: storage.encoded(uri) for uri in uris}, file_format, schema, table)
+    return Reading(spark, {uri: storage.encoded(uri) for uri in uris}, file_format, schema, table, transformation)
 
 
 def check_file_names(uris: Sequence[str]) -> None:
@@ -220,7 +274,7 @@ def _csv(spark: SparkSession, uris: list[str], file_format: FileFormat, schema: 
     raw = [f"_c{i}" for i in range(count)]
     read_schema = StructType([StructField(name, StringType()) for name in raw] + [StructField(_CORRUPT, StringType())])
     reader = csv_reader(spark, file_format, read_schema).option("columnNameOfCorruptRecord", _CORRUPT)
-    source = reader.load(uris).selectExpr("*", f"_metadata.file_path AS {FILE}", f"false AS {_BLANK}")
+    source = reader.load(uris).selectExpr("*", f"_metadata.file_path AS {FILE}", f"false AS {BLANK}")
     values = [nulled(f"`{name}`", file_format) for name in raw]
     # Where each field starts in its line, if no field before it is enclosed in quotes.
     starts = [" + ".join(["1", *[f"coalesce(length(`{name}`), 0) + 1" for name in raw[:i]]]) for i in range(count)]
@@ -241,12 +295,12 @@ def _json(spark: SparkSession, uris: list[str], file_format: FileFormat, schema:
     lines = (
         spark.read.format("text")
         .load(uris)
-        .selectExpr("value", f"_metadata.file_path AS {FILE}", f"trim(value) = '' AS {_BLANK}", f"{parsed} AS {_PARSED}")
+        .selectExpr("value", f"_metadata.file_path AS {FILE}", f"trim(value) = '' AS {BLANK}", f"{parsed} AS {_PARSED}")
     )
     values = [nulled(f"try_element_at({_PARSED}, {literal(field.name.lower())})", file_format) for field in schema.fields]
     bad = _error("concat('Error parsing JSON: ', substring(value, 1, 80))", "1", None)
     # Blank lines are numbered with the others, for line numbers, but are no rows.
-    malformed = f"CASE WHEN NOT {_BLANK} AND {_PARSED} IS NULL THEN {bad} END"
+    malformed = f"CASE WHEN NOT {BLANK} AND {_PARSED} IS NULL THEN {bad} END"
     return _checked(lines, values, ["1" for _ in schema.fields], schema, table, malformed)
 
 
@@ -254,7 +308,7 @@ def _parquet(spark: SparkSession, uris: list[str], file_format: FileFormat, sche
     source = spark.read.format("parquet").option("mergeSchema", "true").load(uris)
     columns = {name.lower(): name for name in source.columns}
     types = {name: source.schema[name].dataType for name in source.columns}
-    source = source.selectExpr("*", f"_metadata.file_path AS {FILE}", f"false AS {_BLANK}")
+    source = source.selectExpr("*", f"_metadata.file_path AS {FILE}", f"false AS {BLANK}")
     values = []
     for field in schema.fields:
         name = columns.get(field.name.lower())
@@ -272,23 +326,38 @@ def nulled(value: str, file_format: FileFormat) -> str:
 
 
 def _checked(
-    source: DataFrame, values: Sequence[str], starts: Sequence[str], schema: StructType, table: str, malformed: str | None
+    source: DataFrame,
+    values: Sequence[str],
+    starts: Sequence[str],
+    schema: StructType,
+    table: str,
+    malformed: str | None,
+    *,
+    errors: Sequence[str | None] | None = None,
+    types: Sequence[DataType] | None = None,
 ) -> DataFrame:
     """The table's columns converted from ``values`` (SQL over ``source``), with each row's first error (None when it fits).
 
-    Built as SQL text, so that the whole projection is one call into the JVM.
+    ``values`` are text unless ``types`` gives each one's type (a
+    transformation's); ``errors`` gives each value's own error, ahead of its
+    conversion's. Built as SQL text, so that the whole projection is one call into the JVM.
     """
-    converted = [_converted(value, field) for value, field in zip(values, schema.fields, strict=True)]
-    errors = [] if malformed is None else [malformed]
-    for position, (value, typed, start, field) in enumerate(zip(values, converted, starts, schema.fields, strict=True), 1):
-        message = _failed(value, typed, field)
+    kinds: Sequence[DataType | None] = types if types is not None else [None] * len(values)
+    own: Sequence[str | None] = errors if errors is not None else [None] * len(values)
+    converted = [_converted(value, field, kind) for value, field, kind in zip(values, schema.fields, kinds, strict=True)]
+    found = [] if malformed is None else [malformed]
+    checks = zip(values, converted, starts, schema.fields, kinds, own, strict=True)
+    for position, (value, typed, start, field, kind, error) in enumerate(checks, 1):
+        column = literal(f'"{table}"["{field.name}":{position}]')
+        if error is not None:
+            found.append(f"CASE WHEN ({error}) IS NOT NULL THEN {_error(error, start, column)} END")
+        message = _failed(value, typed, field, kind)
         if message is not None:
-            column = literal(f'"{table}"["{field.name}":{position}]')
-            errors.append(f"CASE WHEN ({message}) IS NOT NULL THEN {_error(message, start, column)} END")
-    first_error = f"coalesce({', '.join(errors)})" if len(errors) > 1 else errors[0] if errors else f"CAST(NULL AS {_ERROR_TYPE})"
+            found.append(f"CASE WHEN ({message}) IS NOT NULL THEN {_error(message, start, column)} END")
+    first_error = f"coalesce({', '.join(found)})" if len(found) > 1 else found[0] if found else f"CAST(NULL AS {_ERROR_TYPE})"
     return source.selectExpr(
         *[f"{typed} AS `{field.name}`" for typed, field in zip(converted, schema.fields, strict=True)],
-        _BLANK,
+        BLANK,
         FILE,
         f"{first_error} AS {ERROR}",
     )
@@ -303,28 +372,35 @@ def _error(message: str, character: str, column: str | None) -> str:
     )
 
 
-def _converted(value: str, field: StructField) -> str:
+def _converted(value: str, field: StructField, kind: DataType | None = None) -> str:
+    """``value`` (text, or of type ``kind``) as its column's type; NULL where it cannot be."""
     from pyspark.sql.types import StringType, VariantType
 
-    kind = field.dataType
-    if isinstance(kind, VariantType):
-        return f"try_parse_json({value})"
-    if isinstance(kind, StringType):
+    target = field.dataType
+    if kind is not None and kind.simpleString() == target.simpleString():
         return value
-    return f"try_cast({value} AS {kind.simpleString()})"
+    text = kind is None or isinstance(kind, StringType)
+    if isinstance(target, VariantType):
+        return f"try_parse_json({value})" if text else f"try_cast({value} AS VARIANT)"
+    if isinstance(target, StringType):
+        return value if text else f"try_cast({value} AS STRING)"
+    return f"try_cast({value} AS {target.simpleString()})"
 
 
-def _failed(value: str, typed: str, field: StructField) -> str | None:
+def _failed(value: str, typed: str, field: StructField, kind: DataType | None = None) -> str | None:
     """Snowflake's message for a value its column cannot take, as SQL (NULL when it can); None when every value fits."""
+    from pyspark.sql.types import StringType
+
+    shown = value if kind is None or isinstance(kind, StringType) else f"CAST({value} AS STRING)"
     branches = []
     if typed != value:
         branches.append(
-            f"WHEN {value} IS NOT NULL AND {typed} IS NULL THEN format_string({literal(_unrecognized(field.dataType))}, {value})"
+            f"WHEN {value} IS NOT NULL AND {typed} IS NULL THEN format_string({literal(_unrecognized(field.dataType))}, {shown})"
         )
     limit = _length_limit(field)
     if limit is not None:
         message = literal(f"User character length limit ({limit}) exceeded by string '%s'")
-        branches.append(f"WHEN length({value}) > {limit} THEN format_string({message}, {value})")
+        branches.append(f"WHEN length({typed}) > {limit} THEN format_string({message}, {typed})")
     if not field.nullable:
         branches.append(f"WHEN {value} IS NULL THEN 'NULL result in a non-nullable column'")
     return f"CASE {' '.join(branches)} END" if branches else None
