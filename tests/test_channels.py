@@ -412,6 +412,7 @@ def test_on_error_abort_raises_at_the_first_error_and_keeps_nothing_of_the_batch
     ("ddl", "reason"),
     [
         ("CREATE SEQUENCE seq; CREATE TABLE r (id INT DEFAULT seq.NEXTVAL, v STRING)", "AUTOINCREMENT/IDENTITY"),
+        ("CREATE TABLE r (id INT AUTOINCREMENT, v STRING)", "AUTOINCREMENT/IDENTITY"),
         ("CREATE TABLE r (id INT, v STRING DEFAULT 'x')", "default value"),
     ],
 )

@@ -205,10 +205,13 @@ def test_a_column_list_loads_those_columns_and_the_others_get_their_defaults(lak
     folder.mkdir()
     (folder / "a.csv").write_text("north,1\nsouth,2\n")
     lake.sql("CREATE SEQUENCE ids")
-    lake.sql("CREATE TABLE listed (id INT DEFAULT ids.NEXTVAL, region STRING, n INT, note STRING DEFAULT 'loaded', extra INT)")
+    lake.sql(
+        "CREATE TABLE listed (id INT DEFAULT ids.NEXTVAL, region STRING, n INT, note STRING DEFAULT 'loaded', extra INT, "
+        "k INT AUTOINCREMENT START 10 INCREMENT 10)"
+    )
     loaded = copy_rows(lake, f"COPY INTO listed (region, n) FROM '{uri(folder)}'")
     assert loaded == {"a.csv": ("LOADED", 2, 2, 0, None, None, None, None)}
-    assert rows(lake, "SELECT * FROM listed ORDER BY n") == [(1, "north", 1, "loaded", None), (2, "south", 2, "loaded", None)]
+    assert rows(lake, "SELECT * FROM listed") == [(1, "north", 1, "loaded", None, 10), (2, "south", 2, "loaded", None, 20)]
     with pytest.raises(lakeclone.LakecloneError, match="invalid identifier 'NOPE'"):
         lake.sql(f"COPY INTO listed (region, nope) FROM '{uri(folder)}' FORCE = TRUE")
 

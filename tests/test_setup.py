@@ -13,7 +13,7 @@ import pytest
 from jvm_settings import worker_env
 
 from lakeclone import jars, jvm_archive
-from lakeclone.catalog.entries import TableKind
+from lakeclone.catalog.entries import ColumnDefault, Identity, TableKind
 from lakeclone.catalog.migrations import INITIAL, MIGRATIONS
 from lakeclone.catalog.store import Catalog
 from lakeclone.errors import CatalogVersionError, SetupError
@@ -214,6 +214,37 @@ def test_a_catalog_from_before_delta_spark_is_migrated(tmp_path: Path) -> None:
     assert check.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
     check.close()
     Catalog(path).close()  # opening a migrated catalog again changes nothing
+
+
+def test_column_defaults_keep_their_order_and_kinds_when_identity_columns_arrive(tmp_path: Path) -> None:
+    """The migration that lets a default be a column's own numbering makes the table again: nothing of it is lost."""
+    path = tmp_path / "catalog.sqlite"
+    old = sqlite3.connect(path)
+    for migration in MIGRATIONS[:-1]:
+        migration(old)
+    old.executescript(
+        """
+        INSERT INTO databases VALUES ('d', 'LAKE', '2024-01-01T00:00:00.000000Z', NULL);
+        INSERT INTO schemas VALUES ('s', 'd', 'PUBLIC', '2024-01-01T00:00:00.000000Z', NULL);
+        INSERT INTO tables (id, schema_id, name, kind, location, created_at)
+            VALUES ('t', 's', 'T', 'MANAGED', 'file:/w/tables/t', '2024-01-01T00:00:00.000000Z');
+        INSERT INTO sequences (id, schema_id, name, next_value, increment, created_at)
+            VALUES ('q', 's', 'SEQ', 1, 1, '2024-01-01T00:00:00.000000Z');
+        INSERT INTO column_defaults VALUES ('t', 'B', NULL, '7'), ('t', 'A', 'q', NULL);
+        """
+    )
+    old.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+    old.commit()
+    old.close()
+    catalog = Catalog(path)
+    try:
+        assert catalog.column_defaults("t") == [ColumnDefault("B", expression="7"), ColumnDefault("A", sequence_id="q")]
+        catalog.set_column_default("t", ColumnDefault("C", identity=Identity(5, 2)))
+        assert catalog.reserve_identity_values("t", "C", 3) == (5, 2)
+        assert catalog.identity_next("t", "C") == 11
+        assert catalog.column_defaults("t")[-1] == ColumnDefault("C", identity=Identity(5, 2))
+    finally:
+        catalog.close()
 
 
 def test_a_catalog_from_a_newer_lakeclone_is_refused(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ import json
 import sqlite3
 
 from lakeclone.catalog.db import CatalogConnection, parse_timestamp, timestamp_text
-from lakeclone.catalog.entries import ClusteringEntry, ColumnDefault, ConstraintEntry, ConstraintKind
+from lakeclone.catalog.entries import ClusteringEntry, ColumnDefault, ConstraintEntry, ConstraintKind, Identity
 
 
 class DefinitionStore(CatalogConnection):
@@ -14,15 +14,50 @@ class DefinitionStore(CatalogConnection):
 
     def column_defaults(self, table_id: str) -> list[ColumnDefault]:
         rows = self._db.execute("SELECT * FROM column_defaults WHERE table_id = ? ORDER BY rowid", (table_id,)).fetchall()
-        return [ColumnDefault(r["column_name"], r["sequence_id"], r["expression"]) for r in rows]
+        return [_column_default(r) for r in rows]
 
-    def set_column_default(self, table_id: str, default: ColumnDefault) -> None:
+    def set_column_default(self, table_id: str, default: ColumnDefault, *, identity_next: int | None = None) -> None:
+        """Set a column's default; an identity's numbering goes on from ``identity_next`` (by default, its start)."""
+        identity = default.identity
+        start, increment = (identity.start, identity.increment) if identity is not None else (None, None)
+        following = identity_next if identity_next is not None else start
         self._db.execute(
-            "INSERT INTO column_defaults (table_id, column_name, sequence_id, expression) "
-            "VALUES (?, ?, ?, ?) ON CONFLICT (table_id, column_name) DO UPDATE SET "
-            "sequence_id = excluded.sequence_id, expression = excluded.expression",
-            (table_id, default.column, default.sequence_id, default.expression),
+            "INSERT INTO column_defaults "
+            "(table_id, column_name, sequence_id, expression, identity_start, identity_increment, identity_next) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (table_id, column_name) DO UPDATE SET "
+            "sequence_id = excluded.sequence_id, expression = excluded.expression, identity_start = excluded.identity_start, "
+            "identity_increment = excluded.identity_increment, identity_next = excluded.identity_next",
+            (table_id, default.column, default.sequence_id, default.expression, start, increment, following),
         )
+
+    def identity_next(self, table_id: str, column: str) -> int:
+        """The value an identity column hands out next."""
+        row = self._db.execute(
+            "SELECT identity_next FROM column_defaults WHERE table_id = ? AND column_name = ?", (table_id, column)
+        ).fetchone()
+        if row is None or row["identity_next"] is None:
+            raise KeyError((table_id, column))
+        return int(row["identity_next"])
+
+    def reserve_identity_values(self, table_id: str, column: str, count: int) -> tuple[int, int]:
+        """Hand out ``count`` consecutive values of an identity column: (first value, increment).
+
+        As a sequence's: the read and the advance run under SQLite's write
+        lock, so no two callers, in any process, ever get the same value.
+        """
+        with self.transaction():
+            row = self._db.execute(
+                "SELECT identity_next, identity_increment FROM column_defaults WHERE table_id = ? AND column_name = ?",
+                (table_id, column),
+            ).fetchone()
+            if row is None or row["identity_next"] is None:
+                raise KeyError((table_id, column))
+            first, increment = int(row["identity_next"]), int(row["identity_increment"])
+            self._db.execute(
+                "UPDATE column_defaults SET identity_next = ? WHERE table_id = ? AND column_name = ?",
+                (first + count * increment, table_id, column),
+            )
+        return first, increment
 
     def constraints(self, table_id: str) -> list[ConstraintEntry]:
         rows = self._db.execute("SELECT * FROM table_constraints WHERE table_id = ? ORDER BY rowid", (table_id,)).fetchall()
@@ -75,3 +110,9 @@ def _constraint(row: sqlite3.Row) -> ConstraintEntry:
         row["ref_table_id"],
         tuple(json.loads(row["ref_columns"])) if row["ref_columns"] else (),
     )
+
+
+def _column_default(row: sqlite3.Row) -> ColumnDefault:
+    numbered = row["identity_increment"] is not None
+    identity = Identity(int(row["identity_start"]), int(row["identity_increment"])) if numbered else None
+    return ColumnDefault(row["column_name"], row["sequence_id"], row["expression"], identity)

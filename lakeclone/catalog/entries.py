@@ -213,11 +213,25 @@ class ViewEntry(SchemaObjectEntry):
 
 @dataclass(frozen=True)
 class ColumnDefault:
-    """A column's default: a sequence's NEXTVAL (by id) or a constant lsql expression."""
+    """A column's default: a sequence's NEXTVAL (by id), a constant lsql expression, or its own numbering."""
 
     column: str
     sequence_id: str | None = None
     expression: str | None = None
+    identity: Identity | None = None
+
+    @property
+    def draws(self) -> bool:
+        """Whether each row it fills draws a value of a numbering: a sequence's, or the column's own."""
+        return self.expression is None
+
+
+@dataclass(frozen=True)
+class Identity:
+    """An AUTOINCREMENT (IDENTITY) column's numbering: where it starts and its step; the catalog keeps its next value."""
+
+    start: int
+    increment: int
 
 
 class ConstraintKind(str, Enum):

@@ -475,6 +475,27 @@ CHANNEL_PENDING = """
 ALTER TABLE channels ADD COLUMN pending_since TEXT
 """
 
+# A column's default may be its own numbering (AUTOINCREMENT, IDENTITY): where it started, its step and the
+# value it hands out next. SQLite changes no CHECK of a table in place: the table is made again.
+IDENTITY_COLUMNS = """
+CREATE TABLE column_defaults_new (
+    table_id TEXT NOT NULL REFERENCES tables(id),
+    column_name TEXT NOT NULL,
+    sequence_id TEXT REFERENCES sequences(id),
+    expression TEXT,
+    identity_start INTEGER,
+    identity_increment INTEGER,
+    identity_next INTEGER,
+    CHECK ((sequence_id IS NOT NULL) + (expression IS NOT NULL) + (identity_increment IS NOT NULL) = 1),
+    CHECK ((identity_start IS NULL) = (identity_increment IS NULL) AND (identity_next IS NULL) = (identity_increment IS NULL)),
+    PRIMARY KEY (table_id, column_name)
+);
+INSERT INTO column_defaults_new (table_id, column_name, sequence_id, expression)
+    SELECT table_id, column_name, sequence_id, expression FROM column_defaults ORDER BY rowid;
+DROP TABLE column_defaults;
+ALTER TABLE column_defaults_new RENAME TO column_defaults
+"""
+
 Migration = Callable[[sqlite3.Connection], None]
 
 
@@ -502,6 +523,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _script(QUERY_HISTORY),
     _script(VACUUMS),
     _script(CHANNEL_PENDING),
+    _script(IDENTITY_COLUMNS),
 )
 """Migration ``n`` (1-based) brings a catalog from user_version ``n - 1`` to ``n``."""
 

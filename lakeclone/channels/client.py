@@ -360,7 +360,7 @@ class StreamingClient:
 def _converter_for(catalog: Catalog, table: TableEntry, schema: StructType) -> RowConverter:
     """The table's row converter, or ChannelOpenError for a table channels refuse."""
     for default in catalog.column_defaults(table.id):
-        if default.sequence_id is not None:
+        if default.draws:
             raise ChannelOpenError(
                 f"Channels cannot write table {table.qualified}: column {default.column} is AUTOINCREMENT/IDENTITY."
             )

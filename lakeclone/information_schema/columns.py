@@ -35,10 +35,11 @@ SHOW_COLUMNS_SCHEMA = (
 
 @dataclass(frozen=True)
 class Column:
-    """A column of a table or view, with the default a feature keeps for it (``SEQ.NEXTVAL``)."""
+    """A column of a table or view, with the default a feature keeps for it (``SEQ.NEXTVAL``) and its DDL clause."""
 
     field: StructField
     default: str | None = None
+    default_clause: str | None = None
 
 
 def table_columns(tables: Tables, table: TableEntry) -> list[Column]:
@@ -48,7 +49,8 @@ def table_columns(tables: Tables, table: TableEntry) -> list[Column]:
         for column, values in supplier(tables.catalog, table.id).items():
             attributes.setdefault(column, {}).update(values)
     fields = tables.log(table).schema(tables.current_version(table)).fields
-    return [Column(field, attributes.get(field.name.upper(), {}).get("default")) for field in fields]
+    found = [attributes.get(field.name.upper(), {}) for field in fields]
+    return [Column(field, extra.get("default"), extra.get("ddl")) for field, extra in zip(fields, found, strict=True)]
 
 
 def view_columns(tables: Tables, view: ViewEntry) -> list[Column]:

@@ -153,8 +153,8 @@ def _column(column: Column) -> str:
     parts = [quoted_if_needed(field.name), ddl_type(field)]
     if not field.nullable:
         parts.append("NOT NULL")
-    if column.default is not None:
-        parts.append(f"DEFAULT {column.default}")
+    if column.default_clause is not None:
+        parts.append(column.default_clause)
     comment = field.metadata.get("comment")
     if comment:
         parts.append(f"COMMENT {_string(str(comment))}")
