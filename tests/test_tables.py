@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from delta_reader import kernel_read, kernel_rows, live_adds, live_files, local_path, table_configuration
-from lake_helpers import catalog_entry, location, rows
+from lake_helpers import catalog_entry, location, rows, session_of
 
 import lakeclone
 
@@ -343,3 +343,91 @@ def test_row_ids_come_from_deltas_row_tracking_and_stay_hidden(lake: lakeclone.L
     assert kernel_read(where).column_names == ["ID"]
     with pytest.raises(lakeclone.LakecloneError, match="invalid identifier"):
         lake.sql(f'SELECT "{stored}" FROM t').collect()
+
+
+# ALTER TABLE's columns ----------------------------------------------------------------------------
+
+
+def describe(lake: lakeclone.Lake, table: str) -> dict[str, tuple]:
+    return {r.name: (r.type, r["null?"], r.default, r.comment) for r in lake.sql(f"DESCRIBE TABLE {table}").collect()}
+
+
+def test_added_columns_are_null_in_the_rows_there_were_and_time_travel_keeps_the_old_columns(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (id INT, v VARCHAR(5)) CHANGE_TRACKING = TRUE; INSERT INTO t VALUES (1, 'a')")
+    lake.sql("CREATE STREAM s ON TABLE t")
+    before = len(lake.sql("DESCRIBE HISTORY t").collect())
+    lake.sql("ALTER TABLE t ADD COLUMN note VARCHAR(3) COMMENT 'why', tags ARRAY, props OBJECT")
+    history = lake.sql("DESCRIBE HISTORY t").collect()
+    assert len(history) == before + 1 and history[0].operation == "UPDATE SCHEMA"
+    lake.sql("INSERT INTO t SELECT 2, 'b', 'new', ARRAY_CONSTRUCT('x'), OBJECT_CONSTRUCT('k', 1)")
+    got = rows(lake, "SELECT id, v, note, tags[0]::STRING, props:k::INT FROM t")
+    assert got == [(1, "a", None, None, None), (2, "b", "new", "x", 1)]
+    assert [r[:3] for r in kernel_rows(location(lake, "T"))] == [(1, "a", None), (2, "b", "new")]
+    columns = describe(lake, "t")
+    assert columns["NOTE"] == ("VARCHAR(3)", "Y", None, "why")
+    assert (columns["TAGS"][0], columns["PROPS"][0]) == ("ARRAY", "OBJECT")
+    # The columns a version had; a stream made before the change reads the new column.
+    assert lake.sql("SELECT * FROM t AT(VERSION => 1)").columns == ["ID", "V"]
+    assert rows(lake, "SELECT id, note, METADATA$ACTION FROM s") == [(2, "new", "INSERT")]
+    # A new column is checked as the others are.
+    with pytest.raises(lakeclone.LakecloneError, match=r"too long|length"):
+        lake.sql("INSERT INTO t (id, note) VALUES (3, 'toolong')")
+    # IF NOT EXISTS changes nothing when the column is there; without it, that is an error.
+    lake.sql("ALTER TABLE t ADD COLUMN IF NOT EXISTS note INT")
+    assert len(lake.sql("DESCRIBE HISTORY t").collect()) == before + 2
+    with pytest.raises(lakeclone.LakecloneError, match="ambiguous column name 'NOTE'"):
+        lake.sql("ALTER TABLE t ADD COLUMN note INT")
+
+
+def test_a_columns_comment_not_null_and_default_change(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (id INT, v STRING, n INT DEFAULT 7); INSERT INTO t (id) VALUES (1)")
+    lake.sql("ALTER TABLE t ALTER COLUMN v COMMENT 'the value'")
+    assert describe(lake, "t")["V"] == ("VARCHAR(16777216)", "Y", None, "the value")
+    lake.sql("ALTER TABLE t MODIFY COLUMN v COMMENT ''")
+    assert describe(lake, "t")["V"][3] is None
+    versions = len(lake.sql("DESCRIBE HISTORY t").collect())
+    with pytest.raises(lakeclone.LakecloneError, match="NULL result in a non-nullable column 'V'"):
+        lake.sql("ALTER TABLE t ALTER COLUMN v SET NOT NULL")
+    assert len(lake.sql("DESCRIBE HISTORY t").collect()) == versions
+    lake.sql("UPDATE t SET v = 'x'")
+    lake.sql("ALTER TABLE t ALTER COLUMN v SET NOT NULL")
+    assert describe(lake, "t")["V"][1] == "N"
+    with pytest.raises(lakeclone.LakecloneError, match="NULL"):
+        lake.sql("INSERT INTO t (id) VALUES (2)")
+    lake.sql("ALTER TABLE t ALTER COLUMN v DROP NOT NULL; ALTER TABLE t ALTER COLUMN n DROP DEFAULT")
+    lake.sql("INSERT INTO t (id) VALUES (2)")
+    assert rows(lake, "SELECT * FROM t") == [(1, "x", 7), (2, None, None)]
+    assert describe(lake, "t")["N"][2] is None
+
+
+@pytest.mark.parametrize(
+    ("statement", "message"),
+    [
+        ("ALTER TABLE t ADD COLUMN c INT DEFAULT 1", "ADD COLUMN … DEFAULT is not supported"),
+        ("ALTER TABLE t ADD COLUMN c INT AUTOINCREMENT", "ADD COLUMN … AUTOINCREMENT is not supported"),
+        ("ALTER TABLE t ADD COLUMN c INT NOT NULL", "Non-nullable column 'C' cannot be added"),
+        ("ALTER TABLE t ADD COLUMN c INT, id INT", "ambiguous column name 'ID'"),
+        ("ALTER TABLE t DROP COLUMN id", "DROP COLUMN is not supported"),
+        ("ALTER TABLE t RENAME COLUMN id TO key", "RENAME COLUMN is not supported"),
+        ("ALTER TABLE t ALTER COLUMN id SET DATA TYPE BIGINT", "is not supported by lakeclone"),
+        ("ALTER TABLE t ALTER COLUMN missing COMMENT 'x'", "invalid identifier 'MISSING'"),
+    ],
+)
+def test_column_changes_lakeclone_refuses_change_nothing(lake: lakeclone.Lake, statement: str, message: str) -> None:
+    lake.sql("CREATE TABLE t (id INT); INSERT INTO t VALUES (1)")
+    with pytest.raises(lakeclone.LakecloneError, match=message):
+        lake.sql(statement)
+    assert lake.sql("SELECT * FROM t").columns == ["ID"]
+    assert len(lake.sql("DESCRIBE HISTORY t").collect()) == 2
+
+
+def test_changing_a_tables_columns_needs_its_ownership(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (id INT); CREATE ROLE writer; CREATE USER wes; GRANT ROLE writer TO USER wes")
+    lake.sql("GRANT USAGE ON DATABASE lake TO ROLE writer; GRANT USAGE ON SCHEMA public TO ROLE writer")
+    lake.sql("GRANT SELECT, INSERT, UPDATE ON TABLE t TO ROLE writer")
+    wes = session_of(lake, "wes", "writer")
+    with pytest.raises(lakeclone.LakecloneError, match=r"Insufficient privileges to operate on table 'LAKE\.PUBLIC\.T'"):
+        wes.sql("ALTER TABLE t ADD COLUMN c INT")
+    lake.sql("GRANT OWNERSHIP ON TABLE t TO ROLE writer")
+    wes.sql("ALTER TABLE t ADD COLUMN c INT")
+    assert wes.sql("SELECT * FROM t").columns == ["ID", "C"]

@@ -30,6 +30,10 @@ class DefinitionStore(CatalogConnection):
             (table_id, default.column, default.sequence_id, default.expression, start, increment, following),
         )
 
+    def drop_column_default(self, table_id: str, column: str) -> None:
+        """Remove a column's default (ALTER COLUMN … DROP DEFAULT): a value the column is not given is NULL from now on."""
+        self._db.execute("DELETE FROM column_defaults WHERE table_id = ? AND column_name = ?", (table_id, column))
+
     def identity_next(self, table_id: str, column: str) -> int:
         """The value an identity column hands out next."""
         row = self._db.execute(

@@ -13,6 +13,12 @@ them: the command would reconstruct the source version's state and list its
 files with Spark jobs (about 1.5 s a table warm), where the version's checksum
 already lists them.
 
+A change of a table's columns (ALTER TABLE … ADD COLUMN, a column's comment
+or NOT NULL) is a metadata commit of the whole new schema
+(:func:`commit_schema`): Delta's SQL would take a Spark type for each column
+but not the field metadata lakeclone keeps with it (a declared ``OBJECT`` or
+``ARRAY``, a ``VARCHAR``'s length), which CREATE TABLE gave the others.
+
 The only other commits lakeclone makes this way are a channel's
 (:func:`commit_txn`): Delta's ``txn`` action, which moves an application's
 transaction version, with the files Delta's transaction writes for the
@@ -35,6 +41,7 @@ from lakeclone.storage import relative_to
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
 
 # What a copy must not carry over: Delta assigns a clone's rows fresh row ids,
 # as its own CLONE does.
@@ -142,6 +149,37 @@ def commit_clone(
             transaction.updateProtocol(jvm.action(json.dumps({"protocol": dict(protocol)})).merge(jvm.seq([needed])))
         operation = jvm.operations().Clone(sql_name(source), source_version)
         return int(transaction.commit(jvm.seq(actions), operation))
+
+
+def commit_schema(delta: Delta, location: str, schema: StructType, *, read_whole_table: bool = False) -> int:
+    """Give the table at ``location`` the columns ``schema``, as one metadata commit (Delta's ``UPDATE SCHEMA``).
+
+    Delta's transaction checks the new schema against the table's (and gives
+    a new column its column mapping, where the table maps columns); a commit
+    that changed the metadata meanwhile makes this one fail.
+
+    Args:
+        read_whole_table: the schema holds only if the rows do (a column made
+            NOT NULL, checked before): the transaction reads the whole table,
+            so that a concurrent write of rows fails it rather than slip past the check.
+
+    Returns:
+        The version committed.
+
+    Raises:
+        Py4JJavaError: Delta refused the commit.
+    """
+    jvm = delta.jvm
+    with jvm.active():
+        transaction = jvm.delta_log(location).startTransaction()
+        if read_whole_table:
+            transaction.readWholeTable()
+        current = transaction.metadata()
+        changed = {**json.loads(str(current.json()))["metaData"], "schemaString": schema.json()}
+        transaction.updateMetadata(jvm.action(json.dumps({"metaData": changed})), True)
+        new_schema = jvm.cls("org.apache.spark.sql.types.DataType").fromJson(schema.json())
+        operation = jvm.operations().UpdateSchema(current.schema(), new_schema)
+        return int(transaction.commit(jvm.seq([]), operation))
 
 
 def app_version(snapshot: Any, app_id: str) -> int:

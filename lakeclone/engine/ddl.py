@@ -16,6 +16,7 @@ from lakeclone.catalog.names import database_name, schema_name
 from lakeclone.delta import statements
 from lakeclone.dialect import expressions as lx
 from lakeclone.engine import needs, registry, results
+from lakeclone.engine.alter_columns import alter_columns, is_column_action
 from lakeclone.engine.compiler import spark_sql
 from lakeclone.engine.objects import (
     drop_object,
@@ -411,10 +412,16 @@ def use(execution: Execution) -> DataFrame:
 
 @registry.statement(exp.Alter, needs=needs.alter, query_type=_alter_type)
 def alter(execution: Execution) -> DataFrame:
-    """ALTER TABLE|SCHEMA|DATABASE x RENAME TO y, and features' kinds (VIEW); other ALTERs have statements of their own."""
+    """ALTER TABLE|SCHEMA|DATABASE x RENAME TO y, features' kinds (VIEW), and a table's columns (engine/alter_columns.py).
+
+    Other ALTERs have statements of their own.
+    """
     expression = execution.expression
     kind = ObjectKind.named(expression.args.get("kind"))
     actions = expression.args.get("actions") or []
+    if kind is ObjectKind.TABLE and actions and all(is_column_action(action) for action in actions):
+        alter_columns(execution, expression.this, actions)
+        return results.status(execution.spark, "Statement executed successfully.")
     own = {ObjectKind.TABLE: _rename_table, ObjectKind.SCHEMA: _rename_schema, ObjectKind.DATABASE: _rename_database}
     rename = own.get(kind) if kind in own else schema_object(execution, kind).rename
     if rename is None or len(actions) != 1 or not isinstance(actions[0], exp.AlterRename):
