@@ -431,3 +431,30 @@ def test_changing_a_tables_columns_needs_its_ownership(lake: lakeclone.Lake) -> 
     lake.sql("GRANT OWNERSHIP ON TABLE t TO ROLE writer")
     wes.sql("ALTER TABLE t ADD COLUMN c INT")
     assert wes.sql("SELECT * FROM t").columns == ["ID", "C"]
+
+
+def test_swap_with_exchanges_two_tables_names_and_what_holds_a_table_follows_it(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE SCHEMA stage; USE SCHEMA public; CREATE TABLE prod (v STRING); INSERT INTO prod VALUES ('old')")
+    lake.sql("CREATE TABLE stage.next (v STRING); INSERT INTO stage.next VALUES ('new')")
+    lake.sql("CREATE VIEW current_rows AS SELECT * FROM prod; CREATE STREAM s ON TABLE prod")
+    lake.sql("ALTER TABLE prod SWAP WITH stage.next")
+    assert rows(lake, "SELECT * FROM prod") == [("new",)]
+    assert rows(lake, "SELECT * FROM stage.next") == [("old",)]
+    # A view names a table: it reads the one called PROD now. A stream holds a table: it follows the old one.
+    assert rows(lake, "SELECT * FROM current_rows") == [("new",)]
+    lake.sql("INSERT INTO stage.next VALUES ('later')")
+    assert rows(lake, "SELECT v FROM s") == [("later",)]
+    assert lake.sql("SHOW STREAMS").first().table_name == "LAKE.STAGE.NEXT"
+    with pytest.raises(lakeclone.LakecloneError, match="cannot be swapped with itself"):
+        lake.sql("ALTER TABLE prod SWAP WITH lake.public.prod")
+    with pytest.raises(lakeclone.LakecloneError, match=r"'LAKE\.PUBLIC\.MISSING' does not exist"):
+        lake.sql("ALTER TABLE prod SWAP WITH missing")
+    # Swapping needs the ownership of both tables.
+    lake.sql("CREATE ROLE deployer; CREATE USER dee; GRANT ROLE deployer TO USER dee")
+    lake.sql("GRANT USAGE ON DATABASE lake TO ROLE deployer; GRANT USAGE ON SCHEMA public TO ROLE deployer")
+    lake.sql("GRANT USAGE ON SCHEMA stage TO ROLE deployer; GRANT OWNERSHIP ON TABLE prod TO ROLE deployer")
+    lake.sql("GRANT SELECT ON TABLE stage.next TO ROLE deployer")
+    dee = session_of(lake, "dee", "deployer")
+    with pytest.raises(lakeclone.LakecloneError, match=r"Insufficient privileges to operate on table 'LAKE\.STAGE\.NEXT'"):
+        dee.sql("ALTER TABLE prod SWAP WITH stage.next")
+    assert rows(lake, "SELECT * FROM prod") == [("new",)]

@@ -422,6 +422,10 @@ def alter(execution: Execution) -> DataFrame:
     if kind is ObjectKind.TABLE and actions and all(is_column_action(action) for action in actions):
         alter_columns(execution, expression.this, actions)
         return results.status(execution.spark, "Statement executed successfully.")
+    if kind is ObjectKind.TABLE and len(actions) == 1 and isinstance(actions[0], exp.SwapTable):
+        with execution.work.records():
+            _swap_tables(execution, expression.this, actions[0].this)
+        return results.status(execution.spark, "Statement executed successfully.")
     own = {ObjectKind.TABLE: _rename_table, ObjectKind.SCHEMA: _rename_schema, ObjectKind.DATABASE: _rename_database}
     rename = own.get(kind) if kind in own else schema_object(execution, kind).rename
     if rename is None or len(actions) != 1 or not isinstance(actions[0], exp.AlterRename):
@@ -439,6 +443,25 @@ def _rename_table(execution: Execution, old: exp.Table, new: exp.Table) -> None:
         raise ObjectExistsError(new_name.name)
     require_free_name(execution, new_name)
     execution.catalog.rename_table(entry, schema, new_name.name)
+
+
+def _swap_tables(execution: Execution, first: exp.Table, second: exp.Table) -> None:
+    """``ALTER TABLE a SWAP WITH b``: each table takes the other's name (and schema), in one catalog transaction.
+
+    What names a table by its name (a view's query, a statement) finds the
+    other table from now on; what holds it by identity (a stream, a clone's
+    lineage, grants, policies) stays with the same table under its new name.
+    """
+    one, other = execution.tables.entry(first), execution.tables.entry(second)
+    if one.id == other.id:
+        raise SqlCompilationError(f"Table {one.qualified} cannot be swapped with itself.")
+    catalog = execution.catalog
+    one_schema = require_schema(execution, one.database, one.schema)
+    other_schema = require_schema(execution, other.database, other.schema)
+    # Names are unique among live tables at every step: one steps aside under a name no table can have.
+    catalog.rename_table(one, one_schema, f"{one.name}\0swap")
+    catalog.rename_table(other, one_schema, one.name)
+    catalog.rename_table(one, other_schema, other.name)
 
 
 def _rename_schema(execution: Execution, old: exp.Table, new: exp.Table) -> None:

@@ -87,9 +87,13 @@ def describe(tables: Tables, expression: exp.Expression) -> Iterator[Need | None
 
 
 def alter(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
-    """OWNERSHIP of what ALTER (or SET/UNSET of its parameters) changes; what a rename into another schema needs there."""
+    """OWNERSHIP of what ALTER (or SET/UNSET of its parameters) changes, and of the table a SWAP WITH names;
+    what a rename into another schema needs there."""
     yield from owned(tables, expression.this, _kind(expression, ObjectKind.TABLE))
     if isinstance(expression, exp.Alter):
+        for action in expression.args.get("actions") or []:
+            if isinstance(action, exp.SwapTable) and isinstance(action.this, exp.Table):
+                yield from owned(tables, action.this, ObjectKind.TABLE)
         yield from _moved(tables, expression)
 
 
