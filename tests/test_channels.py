@@ -207,6 +207,14 @@ def test_closing_flushes_or_discards(lake, client) -> None:
         kept.append_row({"id": 3})
     _reopened, status = client.open_channel("dropped", table="t")
     assert status.latest_committed_offset_token is None
+    # A handle's status still reads once its client is closed.
+    client.close()
+    closed = kept.get_channel_status()
+    assert (closed.status_code, closed.rows_inserted_count, closed.latest_committed_offset_token) == (
+        ChannelStatusCode.CLOSED,
+        1,
+        "1",
+    )
 
 
 def test_leaving_the_client_block_flushes_its_channels(lake) -> None:

@@ -349,8 +349,12 @@ class StreamingClient:
             return True
 
     def _state(self, channel_id: str) -> ChannelEntry | None:
-        """A channel's record as it stands now, read without waiting for a flush in progress."""
-        return self._session.channel_state(channel_id)
+        """A channel's record as it stands now, read without waiting for a flush in progress.
+
+        Read through the Lake the client was made from, whose reads apart outlive the client's own session:
+        a channel's status reads after the client closed.
+        """
+        return self.lake.channel_state(channel_id)
 
     def _generation(self, channel_id: str) -> tuple[int, str] | None:
         entry = self._state(channel_id)

@@ -129,7 +129,7 @@ def _altered(
         return fields
     else:
         raise SqlCompilationError(
-            f"ALTER COLUMN {name} {action.sql(dialect='snowflake').split(maxsplit=1)[-1]} is not supported by lakeclone: "
+            f"{action.sql(dialect='snowflake')} is not supported by lakeclone: "
             "it changes a column's COMMENT and NOT NULL, and drops its DEFAULT."
         )
     return [*fields[:index], changed, *fields[index + 1 :]]

@@ -142,8 +142,10 @@ def copy_into(execution: Execution) -> DataFrame:
     if not to_load:
         return results.status(execution.spark, "Copy executed with 0 files processed.")
     transformation = options.transformation
-    rows = transformation.rows(tables, options.location, candidates, options.file_format) if transformation is not None else None
-    files = read.reading(execution.spark, storage, to_load, options.file_format, loaded_schema, entry.name, rows)
+    transformed = (
+        transformation.rows(tables, options.location, candidates, options.file_format) if transformation is not None else None
+    )
+    files = read.reading(execution.spark, storage, to_load, options.file_format, loaded_schema, entry.name, transformed)
     try:
         report, loaded = _load(execution, entry, schema, names, files, options, holder)
     finally:

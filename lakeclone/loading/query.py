@@ -99,19 +99,28 @@ def bind_staged_files(tables: Tables, table: exp.Table) -> exp.Expression:
     )
     check_file_names([f.uri for f in files])
     statement = table.root()
+    fields, metadata = columns_read(statement, file_format)
+    if file_format.type == "CSV" and any(_selects_all(star) for star in statement.find_all(exp.Star)):
+        raise SqlCompilationError(
+            f"SELECT * cannot tell how many fields {table.name}'s files have: name the fields of a CSV file: SELECT $1, $2 …"
+        )
+    frame = staged_frame(tables, location, files, file_format, fields, metadata)
+    return tables.bind_frame(frame, table.args.get("alias"))
+
+
+def columns_read(statement: exp.Expr, file_format: FileFormat) -> tuple[int, list[str]]:
+    """How many fields a statement reads of each record (``$1`` … ``$n``), and which ``METADATA$`` columns.
+
+    Raises:
+        SqlCompilationError: a field past ``$1`` of a JSON or Parquet file, whose record is one value.
+    """
     fields = max((int(node.this.name) for node in positional_columns(statement)), default=1)
     if fields > 1 and file_format.type != "CSV":
         raise SqlCompilationError(
             f"A {file_format.type} file has one column, $1, each record as an OBJECT: read its fields as $1:name, not ${fields}."
         )
-    if file_format.type == "CSV" and any(_selects_all(star) for star in statement.find_all(exp.Star)):
-        raise SqlCompilationError(
-            f"SELECT * cannot tell how many fields {table.name}'s files have: name the fields of a CSV file: SELECT $1, $2 …"
-        )
-    named_columns = {column.name.upper() for column in statement.find_all(exp.Column)}
-    metadata = [column for column in METADATA_COLUMNS if column in named_columns]
-    frame = staged_frame(tables, location, files, file_format, fields, metadata)
-    return tables.bind_frame(frame, table.args.get("alias"))
+    named = {column.name.upper() for column in statement.find_all(exp.Column)}
+    return fields, [column for column in METADATA_COLUMNS if column in named]
 
 
 def _selects_all(star: exp.Star) -> bool:

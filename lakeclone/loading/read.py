@@ -9,7 +9,9 @@ are read again, to say where their first error is.
 
 CSV maps fields to columns by position; JSON (one object per line) and
 Parquet by column name, case-insensitively (Snowflake's
-``MATCH_BY_COLUMN_NAME = CASE_INSENSITIVE``, Databricks' default).
+``MATCH_BY_COLUMN_NAME = CASE_INSENSITIVE``, Databricks' default). A COPY's
+transformation (:mod:`lakeclone.loading.transform`) gives each column its
+value, of any type, and its own errors instead; they are checked the same way.
 """
 
 from __future__ import annotations

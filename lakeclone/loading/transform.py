@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from lakeclone.engine.compiler import bind_session_functions, name_positional_columns, positional_columns, to_spark
+from lakeclone.engine.compiler import bind_session_functions, name_positional_columns, to_spark
 from lakeclone.errors import SqlCompilationError
 from lakeclone.loading import read
-from lakeclone.loading.query import MALFORMED, METADATA_COLUMNS, staged_frame
+from lakeclone.loading.query import MALFORMED, columns_read, staged_frame
 
 if TYPE_CHECKING:
     from lakeclone.engine.tables import Tables
@@ -87,14 +87,7 @@ class Transformation:
         """The query over the files a COPY loads (of ``files``, by URI), as a load checks them."""
 
         def transformed(uris: list[str]) -> read.Transformed:
-            fields = max((int(node.this.name) for node in positional_columns(self.query)), default=1)
-            if fields > 1 and file_format.type != "CSV":
-                raise SqlCompilationError(
-                    f"A {file_format.type} file has one column, $1, each record as an OBJECT: "
-                    f"read its fields as $1:name, not ${fields}."
-                )
-            named = {column.name.upper() for column in self.query.find_all(exp.Column)}
-            metadata = [column for column in METADATA_COLUMNS if column in named]
+            fields, metadata = columns_read(self.query, file_format)
             frame = staged_frame(tables, location, [files[uri] for uri in uris], file_format, fields, metadata, loading=True)
             view = tables.bind_frame(frame, self.source.args.get("alias"))
             text, casts = self._compiled(tables, view)
