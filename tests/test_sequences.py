@@ -344,6 +344,16 @@ def test_autoincrement_numbers_the_rows_a_statement_leaves_it_to(lake: lakeclone
     assert kernel_rows(location(lake, "T")) == got
     # No sequence of its own shows: the numbering is the column's.
     assert sequences(lake) == {}
+    identity = (
+        "SELECT column_name, column_default, is_identity, identity_start, identity_increment FROM information_schema.columns"
+    )
+    assert rows(lake, f"{identity} WHERE table_name = 'T' AND column_name IN ('DOWN', 'V')") == [
+        ("DOWN", None, "YES", "100", "-10"),
+        ("V", None, "NO", None, None),
+    ]
+    shown = {r.column_name: (r.default, r.autoincrement) for r in lake.sql("SHOW COLUMNS IN TABLE t").collect()}
+    assert shown["ID"] == (None, "IDENTITY START 1 INCREMENT 1 ORDER")
+    assert shown["V"] == (None, "")
     ddl = lake.sql("SELECT GET_DDL('TABLE', 't')").collect()[0][0]
     assert "ID NUMBER(38,0) AUTOINCREMENT START 1 INCREMENT 1 ORDER" in ddl
     assert "DOWN BIGINT AUTOINCREMENT START 100 INCREMENT -10 ORDER" in ddl

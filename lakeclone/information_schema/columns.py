@@ -35,11 +35,21 @@ SHOW_COLUMNS_SCHEMA = (
 
 @dataclass(frozen=True)
 class Column:
-    """A column of a table or view, with the default a feature keeps for it (``SEQ.NEXTVAL``) and its DDL clause."""
+    """A column of a table or view, with the default a feature keeps for it (``SEQ.NEXTVAL``) and its DDL clause.
+
+    ``identity`` is an AUTOINCREMENT column's (start, increment): its ``default`` is DESCRIBE's
+    ``IDENTITY START … INCREMENT … ORDER``, which SHOW COLUMNS and INFORMATION_SCHEMA show apart.
+    """
 
     field: StructField
     default: str | None = None
     default_clause: str | None = None
+    identity: tuple[str, str] | None = None
+
+    @property
+    def value_default(self) -> str | None:
+        """The default SHOW COLUMNS and INFORMATION_SCHEMA.COLUMNS show: none for an AUTOINCREMENT column."""
+        return None if self.identity is not None else self.default
 
 
 def table_columns(tables: Tables, table: TableEntry) -> list[Column]:
@@ -50,7 +60,13 @@ def table_columns(tables: Tables, table: TableEntry) -> list[Column]:
             attributes.setdefault(column, {}).update(values)
     fields = tables.log(table).schema(tables.current_version(table)).fields
     found = [attributes.get(field.name.upper(), {}) for field in fields]
-    return [Column(field, extra.get("default"), extra.get("ddl")) for field, extra in zip(fields, found, strict=True)]
+    return [_column(field, extra) for field, extra in zip(fields, found, strict=True)]
+
+
+def _column(field: StructField, attributes: dict[str, str | None]) -> Column:
+    start, increment = attributes.get("identity_start"), attributes.get("identity_increment")
+    identity = (start, increment) if start is not None and increment is not None else None
+    return Column(field, attributes.get("default"), attributes.get("ddl"), identity)
 
 
 def view_columns(tables: Tables, view: ViewEntry) -> list[Column]:
@@ -131,10 +147,10 @@ def _show_row(relation: TableEntry | ViewEntry, column: Column) -> tuple[Any, ..
         field.name.upper(),
         type_document(field),
         "true" if field.nullable else "false",
-        column.default,
+        column.value_default,
         "COLUMN",
         None,
         field.metadata.get("comment") or "",
         relation.database,
-        "",
+        column.default if column.identity is not None else "",
     )

@@ -40,7 +40,8 @@ TABLES_SCHEMA = (
 COLUMNS_SCHEMA = (
     "TABLE_CATALOG STRING, TABLE_SCHEMA STRING, TABLE_NAME STRING, COLUMN_NAME STRING, ORDINAL_POSITION BIGINT, "
     "COLUMN_DEFAULT STRING, IS_NULLABLE STRING, DATA_TYPE STRING, CHARACTER_MAXIMUM_LENGTH BIGINT, "
-    "NUMERIC_PRECISION BIGINT, NUMERIC_SCALE BIGINT, COMMENT STRING"
+    "NUMERIC_PRECISION BIGINT, NUMERIC_SCALE BIGINT, IS_IDENTITY STRING, IDENTITY_START STRING, "
+    "IDENTITY_INCREMENT STRING, COMMENT STRING"
 )
 VIEWS_SCHEMA = (
     "TABLE_CATALOG STRING, TABLE_SCHEMA STRING, TABLE_NAME STRING, TABLE_OWNER STRING, VIEW_DEFINITION STRING, "
@@ -152,12 +153,14 @@ def _column_rows(database: str, schema: str, name: str, columns: Sequence[Column
             name,
             field.name.upper(),
             position,
-            column.default,
+            column.value_default,
             "YES" if field.nullable else "NO",
             kind,
             length,
             precision,
             scale,
+            "YES" if column.identity is not None else "NO",
+            *(column.identity or (None, None)),
             field.metadata.get("comment"),
         )
 

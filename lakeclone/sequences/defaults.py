@@ -134,13 +134,18 @@ def default_of(execution: Execution, column: str, node: exp.Expression) -> Colum
 
 def describe_defaults(catalog: Catalog, table_id: str) -> dict[str, dict[str, str | None]]:
     """DESCRIBE TABLE's ``default`` column (``DB.S.SEQ.NEXTVAL``, the constant's text, ``IDENTITY START 1 INCREMENT 1
-    ORDER``), and the clause GET_DDL writes for it (``ddl``)."""
+    ORDER``), the clause GET_DDL writes for it (``ddl``), and an AUTOINCREMENT's start and increment apart."""
     described: dict[str, dict[str, str | None]] = {}
     for default in catalog.column_defaults(table_id):
         identity = default.identity
         if identity is not None:
             numbering = f"START {identity.start} INCREMENT {identity.increment} ORDER"
-            described[default.column.upper()] = {"default": f"IDENTITY {numbering}", "ddl": f"AUTOINCREMENT {numbering}"}
+            described[default.column.upper()] = {
+                "default": f"IDENTITY {numbering}",
+                "ddl": f"AUTOINCREMENT {numbering}",
+                "identity_start": str(identity.start),
+                "identity_increment": str(identity.increment),
+            }
             continue
         if default.sequence_id is not None:
             sequence = catalog.sequence_by_id(default.sequence_id)
