@@ -308,6 +308,15 @@ def test_other_alter_table_actions_stay_sqlglots() -> None:
     assert isinstance(_one("ALTER TABLE t ADD COLUMN c INT"), exp.Alter)
 
 
+def test_unset_comment_of_a_column_sets_it_to_none() -> None:
+    for statement in ("ALTER TABLE t ALTER COLUMN c UNSET COMMENT", "ALTER TABLE t MODIFY c UNSET COMMENT"):
+        [action] = _one(statement).args["actions"]
+        assert action == exp.AlterColumn(this=exp.to_identifier("C"), comment=exp.Literal.string(""))
+    # Any other change of a column is sqlglot's, a column named UNSET among them.
+    [action] = _one("ALTER TABLE t ALTER COLUMN unset DROP NOT NULL").args["actions"]
+    assert (action.name, action.args["allow_null"]) == ("UNSET", True)
+
+
 def test_recluster() -> None:
     assert _one("ALTER TABLE t SUSPEND RECLUSTER") == AlterRecluster(this=_table("T"), suspend=True)
     assert _one("ALTER TABLE IF EXISTS t RESUME RECLUSTER") == AlterRecluster(this=_table("T"), exists=True, suspend=False)

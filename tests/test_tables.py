@@ -385,6 +385,8 @@ def test_a_columns_comment_not_null_and_default_change(lake: lakeclone.Lake) -> 
     assert describe(lake, "t")["V"] == ("VARCHAR(16777216)", "Y", None, "the value")
     lake.sql("ALTER TABLE t MODIFY COLUMN v COMMENT ''")
     assert describe(lake, "t")["V"][3] is None
+    lake.sql("ALTER TABLE t ALTER v COMMENT 'again'; ALTER TABLE t ALTER COLUMN v UNSET COMMENT")
+    assert describe(lake, "t")["V"][3] is None
     versions = len(lake.sql("DESCRIBE HISTORY t").collect())
     with pytest.raises(lakeclone.LakecloneError, match="NULL result in a non-nullable column 'V'"):
         lake.sql("ALTER TABLE t ALTER COLUMN v SET NOT NULL")

@@ -304,6 +304,16 @@ class LsqlParser(policies.PolicyParser):
                 this = self._parse_table_parts()
         return self.expression(ShowParameters(this=this, kind=kind, like=like))
 
+    def _parse_alter_table_alter(self) -> exp.Expr | None:
+        # Snowflake's ALTER [COLUMN] c UNSET COMMENT: the column's comment set to none, as COMMENT '' sets it.
+        index = self._index
+        self._match(TokenType.COLUMN)
+        column = self._parse_field(any_token=True)
+        if column is not None and self._match_text_seq("UNSET", "COMMENT"):
+            return self.expression(exp.AlterColumn(this=column, comment=exp.Literal.string("")))
+        self._retreat(index)
+        return super()._parse_alter_table_alter()
+
     def _parse_alter(self) -> exp.Expression:
         index = self._index
         if self._match_text_seq("SESSION"):

@@ -1,5 +1,5 @@
 """ALTER TABLE's column actions: ``ADD [COLUMN] [IF NOT EXISTS] c type [COMMENT '…'], …`` and
-``ALTER | MODIFY [COLUMN] c COMMENT '…' | DROP NOT NULL | SET NOT NULL | DROP DEFAULT``.
+``ALTER | MODIFY [COLUMN] c COMMENT '…' | UNSET COMMENT | DROP NOT NULL | SET NOT NULL | DROP DEFAULT``.
 
 A change of columns is one metadata commit of the table's whole new schema
 (:func:`lakeclone.delta.transaction.commit_schema`): time travel reads each
