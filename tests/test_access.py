@@ -397,10 +397,39 @@ def test_denied_statement_does_not_commit_the_open_transaction(admin: lakeclone.
     assert rows(admin, "SELECT * FROM t") == [(1,), (2,), (3,)]
 
 
-def test_each_statement_kind_is_registered_with_what_it_needs() -> None:
-    """The engine checks what each statement's registration says it needs; only these name no object."""
-    unchecked = {kind.__name__ for kind, statement in registry.STATEMENTS.items() if statement.needs is needs.nothing}
+def test_each_statement_kind_is_registered_with_its_bind() -> None:
+    """Every statement kind has a bind, which the engine checks the role against; only these name no object."""
+    assert all(callable(statement.bind) for statement in registry.STATEMENTS.values())
+    unchecked = {kind.__name__ for kind, statement in registry.STATEMENTS.items() if statement.bind is needs.nothing}
     assert unchecked == {"Transaction", "Commit", "Rollback", "SessionParameters"}
+
+
+def test_a_statement_acts_on_the_objects_its_role_was_checked_against(
+    admin: lakeclone.Lake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another session replacing a table between a statement's privilege check and its run does not hand it the new table."""
+    session = connect_as(admin, *USAGE, "SELECT ON TABLE T", "INSERT ON TABLE T")
+    replacements: list[str] = []
+
+    def replace_t(executor: Any, expression: Any) -> bool:
+        # Runs after the session's statement was checked, before it runs: the new T has no grant to the session's role.
+        if not replacements:
+            replacements.append(executor.context.user)
+            admin.sql("CREATE OR REPLACE TABLE t (a INT)")
+            admin.sql("INSERT INTO t VALUES (99)")
+        return False
+
+    monkeypatch.setattr(registry, "BEFORE_STATEMENT", [*registry.BEFORE_STATEMENT, replace_t])
+    with pytest.raises(ObjectNotFoundError, match=r"Object 'LAKE.PUBLIC.T' does not exist or not authorized.$"):
+        session.sql("SELECT * FROM t")
+    assert replacements == [session.current_user]
+    replacements.clear()
+    with pytest.raises(ObjectNotFoundError, match=r"Object 'LAKE.PUBLIC.T' does not exist or not authorized.$"):
+        session.sql("INSERT INTO t VALUES (5)")
+    assert rows(admin, "SELECT * FROM t") == [(99,)]
+    # The next statement is checked against the table the name holds now.
+    admin.sql(f"GRANT SELECT ON TABLE t TO ROLE {session.current_role}")
+    assert rows(session, "SELECT * FROM t") == [(99,)]
 
 
 def test_python_api_needs_privileges(admin: lakeclone.Lake) -> None:

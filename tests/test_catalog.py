@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import sqlite3
@@ -270,6 +271,36 @@ def test_a_statement_s_new_folder_is_pending_only_while_it_runs(lake: lakeclone.
         assert set((lake.warehouse / "tables").iterdir()) == before  # and the failed statement's folder is gone
     finally:
         catalog.close()
+
+
+def test_a_statements_names_hold_what_they_first_held(tmp_path: Path) -> None:
+    """Within names_held, a name another connection points elsewhere finds nothing; the statement's own changes and
+    its transaction's reads see the catalog as it is."""
+    now = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    mine, other = Catalog(tmp_path / "catalog.sqlite"), Catalog(tmp_path / "catalog.sqlite")
+    try:
+        with other.transaction():
+            first = other.create_database("FIRST", now)
+        with mine.names_held():
+            assert mine.database("FIRST") == first
+            assert mine.database("LATER") is None
+            with other.transaction():
+                other.drop_database(first, now)
+                replacement = other.create_database("FIRST", now)
+                other.create_database("LATER", now)
+            # The name now holds another database, and a name that held none now holds one: neither is seen.
+            assert mine.database("FIRST") is None
+            assert mine.database("LATER") is None
+            with mine.committed_at_once():  # under the write lock, a check sees the catalog as it is
+                assert mine.database("FIRST") == replacement
+                mine.rename_database(replacement, "RENAMED")  # the statement's own change of a name
+            assert mine.database("RENAMED") is not None
+            assert mine.database("LATER") is not None
+        assert mine.database("FIRST") is None  # after the block, as it is
+        assert other.database("RENAMED") == dataclasses.replace(replacement, name="RENAMED")
+    finally:
+        mine.close()
+        other.close()
 
 
 def test_a_running_statement_writes_to_the_catalog_only_through_its_unit_of_work(tmp_path: Path) -> None:

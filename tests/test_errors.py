@@ -279,7 +279,7 @@ def test_an_unforeseen_python_error_is_an_internal_lakeclone_error(
         return None.rows  # type: ignore[attr-defined]  # ...then lakeclone trips over its own feet
 
     undone: list[str] = []
-    monkeypatch.setitem(registry.STATEMENTS, exp.Insert, registry.Statement(insert.needs, buggy, insert.query_type))
+    monkeypatch.setitem(registry.STATEMENTS, exp.Insert, registry.Statement(insert.bind, buggy, insert.query_type))
     monkeypatch.setattr(UnitOfWork, "rollback", lambda self: undone.append("rolled back"))
     error = failure(people, "INSERT INTO people VALUES (3, 'cy')")
     assert type(error) is InternalError

@@ -1,6 +1,6 @@
 """The one place lakeclone checks privileges: every statement, and the Python API's table lookups.
 
-Each statement is registered with what it needs on the objects it names
+Each statement is registered with its bind, which says what it needs on the objects its names hold
 (:mod:`lakeclone.engine.needs`); the engine hands those needs to
 :class:`Guard`, which checks the session's role against the catalog's grants
 and ownership before the statement's handler runs, so a denied statement

@@ -87,7 +87,7 @@ def _grant_role_needs(tables: Tables, expression: exp.Expression) -> Iterator[Ne
     yield _role_owned(tables, _name(expression.this))
 
 
-@registry.statement(CreatePrincipal, needs=_principal_needs, query_type="CREATE")
+@registry.statement(CreatePrincipal, bind=_principal_needs, query_type="CREATE")
 def create_principal(execution: Execution) -> DataFrame:
     expression = execution.expression
     kind, name = GranteeKind(expression.text("kind")), _name(expression.this)
@@ -114,7 +114,7 @@ def _drop_principal(execution: Execution, kind: GranteeKind, name: str) -> None:
     (execution.catalog.drop_user if kind is GranteeKind.USER else execution.catalog.drop_role)(name)
 
 
-@registry.statement(DropPrincipal, needs=_principal_needs, query_type="DROP")
+@registry.statement(DropPrincipal, bind=_principal_needs, query_type="DROP")
 def drop_principal(execution: Execution) -> DataFrame:
     expression = execution.expression
     kind, name = GranteeKind(expression.text("kind")), _name(expression.this)
@@ -135,7 +135,7 @@ def drop_principal(execution: Execution) -> DataFrame:
     return results.status(execution.spark, f"{name} successfully dropped.")
 
 
-@registry.statement(GrantRole, needs=_grant_role_needs, query_type=_grant_type)
+@registry.statement(GrantRole, bind=_grant_role_needs, query_type=_grant_type)
 def grant_role(execution: Execution) -> DataFrame:
     expression = execution.expression
     role, kind, grantee = _name(expression.this), GranteeKind(expression.text("kind")), _name(expression.args["to"])
@@ -263,7 +263,7 @@ def _show_grants_needs(tables: Tables, expression: exp.Expression) -> Iterator[N
     yield Need(_securable(tables, expression.text("on"), expression.this), ())
 
 
-@registry.statement(GrantPrivileges, needs=_grant_needs, query_type=_grant_type)
+@registry.statement(GrantPrivileges, bind=_grant_needs, query_type=_grant_type)
 def grant_privileges(execution: Execution) -> DataFrame:
     expression = execution.expression
     catalog = execution.catalog
@@ -319,7 +319,7 @@ def _future(execution: Execution, privileges: list[Privilege], role: str, *, rev
     return results.status(execution.spark, "Statement executed successfully.")
 
 
-@registry.statement(ShowGrants, needs=_show_grants_needs, query_type="SHOW")
+@registry.statement(ShowGrants, bind=_show_grants_needs, query_type="SHOW")
 def show_grants(execution: Execution) -> DataFrame:
     expression = execution.expression
     catalog = execution.catalog

@@ -35,6 +35,16 @@ def optional_timestamp_text(moment: dt.datetime | None) -> str | None:
 
 _WRITE = re.compile(r"\s*(INSERT|UPDATE|DELETE|REPLACE)\b", re.IGNORECASE)
 
+# A write's catalog table, and for an UPDATE the columns it sets.
+_WRITE_TARGET = re.compile(
+    r"\s*(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|DELETE\s+FROM|UPDATE)\s+(\w+)(?:\s+SET\s+(.*?)\s+WHERE\b)?",
+    re.IGNORECASE | re.DOTALL,
+)
+# The columns that decide which object a name holds.
+_NAMING_COLUMNS = re.compile(r"\b(name|dropped_at|purged_at|schema_id|database_id)\s*=", re.IGNORECASE)
+# Catalog tables whose names hold what lives inside them: renaming or dropping one changes what every name under it holds.
+_CONTAINERS = frozenset({"databases", "schemas"})
+
 _OUTSIDE_UNIT_OF_WORK = "A statement wrote to the catalog outside its unit of work."
 
 Recording = Callable[[], contextlib.AbstractContextManager[None]]
@@ -51,6 +61,8 @@ class _Connection(sqlite3.Connection):
     """
 
     statement_running = False
+    held_names: dict[tuple[str, ...], str | None] | None = None
+    """What each name a running statement looked up held then (an object's id, or None), by catalog table and name."""
 
     def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
         self._check(sql)
@@ -63,6 +75,21 @@ class _Connection(sqlite3.Connection):
     def _check(self, sql: str) -> None:
         if self.statement_running and not self.in_transaction and _WRITE.match(sql):
             raise RuntimeError(_OUTSIDE_UNIT_OF_WORK)
+        if self.held_names:
+            self._release_renamed(sql)
+
+    def _release_renamed(self, sql: str) -> None:
+        """Forget what the names of a catalog table held once the statement itself changes which object a name holds there."""
+        target = _WRITE_TARGET.match(sql)
+        if target is None:
+            return
+        table, assignments = target.groups()
+        if assignments is not None and not _NAMING_COLUMNS.search(assignments):
+            return
+        assert self.held_names is not None
+        table = table.lower()
+        for key in [k for k in self.held_names if table in _CONTAINERS or k[0] == table]:
+            del self.held_names[key]
 
 
 Entry = TypeVar("Entry")
@@ -139,6 +166,43 @@ class CatalogConnection:
 
     def close(self) -> None:
         self._db.close()
+
+    @contextlib.contextmanager
+    def names_held(self) -> Iterator[None]:
+        """Within the block (one statement), a name resolves to the object it held when first looked up.
+
+        A statement's privileges are checked on the objects its names hold
+        when it is bound; another session may drop, rename or replace one of
+        them before the statement reads it. Within the block, a lookup by name
+        made outside a transaction finds the object the name first held, or
+        nothing if the name now holds another (or none): the statement acts
+        on what its role was checked against, or reports the object gone.
+        Inside a transaction, which holds the catalog's write lock, lookups
+        see the catalog as it is, so a check and the write that depends on it
+        agree; and once the statement itself creates, drops or renames an
+        object of a kind, names of that kind resolve afresh. A block inside
+        another shares its names.
+        """
+        if self._db.held_names is not None:
+            yield
+            return
+        self._db.held_names = {}
+        try:
+            yield
+        finally:
+            self._db.held_names = None
+
+    def _as_first_held(self, key: tuple[str, ...], row: sqlite3.Row | None) -> sqlite3.Row | None:
+        """``row``, the live object a name holds now, as :meth:`names_held` lets the statement see it.
+
+        ``key`` is the catalog table and the name.
+        """
+        held = self._db.held_names
+        if held is None or self._db.in_transaction:
+            return row
+        object_id: str | None = row["id"] if row is not None else None
+        first = held.setdefault(key, object_id)
+        return row if first == object_id else None
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
@@ -227,6 +291,7 @@ class CatalogConnection:
         row = self._db.execute(
             objects.select + " WHERE d.name = ? AND s.name = ? AND o.name = ?" + LIVE_OBJECT, (database, schema, name)
         ).fetchone()
+        row = self._as_first_held((objects.table, database, schema, name), row)
         return objects.entry(row) if row else None
 
     def _with_id(self, objects: SchemaObjectTable[Entry], object_id: str) -> Entry | None:

@@ -44,6 +44,7 @@ class ObjectStore(CatalogConnection):
 
     def database(self, name: str) -> DatabaseEntry | None:
         row = self._db.execute("SELECT * FROM databases WHERE name = ? AND dropped_at IS NULL", (name,)).fetchone()
+        row = self._as_first_held(("databases", name), row)
         return _database(row) if row else None
 
     def databases(self) -> list[DatabaseEntry]:
@@ -77,6 +78,7 @@ class ObjectStore(CatalogConnection):
         row = self._db.execute(
             _SCHEMA_SELECT + " AND d.name = ? AND s.name = ? AND s.dropped_at IS NULL", (database, name)
         ).fetchone()
+        row = self._as_first_held(("schemas", database, name), row)
         return _schema(row) if row else None
 
     def schema_by_id(self, schema_id: str) -> SchemaEntry | None:
@@ -126,6 +128,7 @@ class ObjectStore(CatalogConnection):
             _TABLE_ROWS + _LIVE_PARENTS + " AND d.name = ? AND s.name = ? AND t.name = ? AND t.dropped_at IS NULL",
             (database, schema, name),
         ).fetchone()
+        row = self._as_first_held(("tables", database, schema, name), row)
         return _table(row) if row else None
 
     def table_by_id(self, table_id: str) -> TableEntry | None:

@@ -107,6 +107,7 @@ class PolicyStore(CatalogConnection):
             " AND s.dropped_at IS NULL AND d.dropped_at IS NULL",
             (database, schema, name, kind.value),
         ).fetchone()
+        row = self._as_first_held(("policies", kind.value, database, schema, name), row)
         return _policy(row) if row else None
 
     def policy_by_id(self, policy_id: str) -> PolicyEntry | None:

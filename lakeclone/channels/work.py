@@ -98,4 +98,4 @@ def insert_into_table(tables: Tables, expression: exp.Expression) -> Iterator[Ne
 
 def register(kind: type[ChannelStatement], query_type: str) -> Callable[[registry.Handler], registry.Handler]:
     """Register a channel statement's handler, needing INSERT on its table."""
-    return registry.statement(kind, needs=insert_into_table, query_type=query_type)
+    return registry.statement(kind, bind=insert_into_table, query_type=query_type)

@@ -114,7 +114,7 @@ def _owned_table(tables: Tables, expression: exp.Expression) -> Iterator[Need | 
     yield from owned(tables, expression.this, ObjectKind.TABLE)
 
 
-@registry.statement(lx.AlterClustering, needs=_owned_table, query_type="ALTER")
+@registry.statement(lx.AlterClustering, bind=_owned_table, query_type="ALTER")
 def alter_clustering(execution: Execution) -> DataFrame:
     """``ALTER TABLE t CLUSTER BY (a, b)`` / ``ALTER TABLE t DROP CLUSTERING KEY``."""
     catalog = execution.catalog
@@ -131,7 +131,7 @@ def alter_clustering(execution: Execution) -> DataFrame:
     return results.status(execution.spark, "Statement executed successfully.")
 
 
-@registry.statement(lx.AlterRecluster, needs=_owned_table, query_type="ALTER")
+@registry.statement(lx.AlterRecluster, bind=_owned_table, query_type="ALTER")
 def alter_recluster(execution: Execution) -> DataFrame:
     """``ALTER TABLE t SUSPEND | RESUME RECLUSTER``: turn automatic clustering off or on."""
     catalog = execution.catalog

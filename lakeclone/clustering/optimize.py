@@ -40,7 +40,7 @@ AUTO_SMALL_FILE = 16 * 1024 * 1024
 AUTO_MIN_SMALL_FILES = 8
 
 
-@registry.statement(lx.Optimize, needs=needs.modify, query_type="OPTIMIZE")
+@registry.statement(lx.Optimize, bind=needs.modify, query_type="OPTIMIZE")
 def optimize(execution: Execution) -> DataFrame:
     """``OPTIMIZE t [ZORDER BY (c, ...)]``: Delta's one-row result (path, metrics)."""
     entry = execution.tables.entry(execution.expression.this)

@@ -62,7 +62,7 @@ def _alter_type(expression: exp.Expression) -> str:
     return "ALTER_TABLE" if ObjectKind.named(expression.args.get("kind")) is ObjectKind.TABLE else "ALTER"
 
 
-@registry.statement(exp.Create, needs=needs.create, query_type=_create_type)
+@registry.statement(exp.Create, bind=needs.create, query_type=_create_type)
 def create(execution: Execution) -> DataFrame:
     kind = ObjectKind.named(execution.expression.args.get("kind"))
     if execution.expression.args.get("clone") is not None:
@@ -266,7 +266,7 @@ def _check_restrict(execution: Execution, restrict: bool, dropped: list[TableEnt
             check(execution, dropped)
 
 
-@registry.statement(exp.Drop, needs=needs.drop, query_type="DROP")
+@registry.statement(exp.Drop, bind=needs.drop, query_type="DROP")
 def drop(execution: Execution) -> DataFrame:
     expression = execution.expression
     kind = ObjectKind.named(expression.args.get("kind"))
@@ -314,7 +314,7 @@ def drop(execution: Execution) -> DataFrame:
     return results.status(execution.spark, f"{label} successfully dropped.")
 
 
-@registry.statement(exp.Undrop, needs=needs.undrop, query_type="UNDROP")
+@registry.statement(exp.Undrop, bind=needs.undrop, query_type="UNDROP")
 def undrop(execution: Execution) -> DataFrame:
     expression = execution.expression
     kind = ObjectKind.named(expression.args.get("kind"))
@@ -388,7 +388,7 @@ def _within_window(
 # USE, ALTER, parameters ----------------------------------------------------------------
 
 
-@registry.statement(exp.Use, needs=needs.use, query_type="USE")
+@registry.statement(exp.Use, bind=needs.use, query_type="USE")
 def use(execution: Execution) -> DataFrame:
     expression = execution.expression
     word = str(expression.args.get("kind") or "DATABASE").upper()
@@ -410,7 +410,7 @@ def use(execution: Execution) -> DataFrame:
     return results.status(execution.spark, "Statement executed successfully.")
 
 
-@registry.statement(exp.Alter, needs=needs.alter, query_type=_alter_type)
+@registry.statement(exp.Alter, bind=needs.alter, query_type=_alter_type)
 def alter(execution: Execution) -> DataFrame:
     """ALTER TABLE|SCHEMA|DATABASE x RENAME TO y, features' kinds (VIEW), and a table's columns (engine/alter_columns.py).
 
@@ -495,7 +495,7 @@ def _parameter_settings(execution: Execution, kind: ObjectKind) -> dict[str, str
     return settings
 
 
-@registry.statement(lx.SetParameters, needs=needs.alter, query_type="ALTER")
+@registry.statement(lx.SetParameters, bind=needs.alter, query_type="ALTER")
 def set_parameters(execution: Execution) -> DataFrame:
     kind = ObjectKind(str(execution.expression.args["kind"]).upper())
     object_id = _parameter_owner(execution, kind, execution.expression.this)
@@ -506,7 +506,7 @@ def set_parameters(execution: Execution) -> DataFrame:
     return results.status(execution.spark, "Statement executed successfully.")
 
 
-@registry.statement(lx.UnsetParameters, needs=needs.alter, query_type="ALTER")
+@registry.statement(lx.UnsetParameters, bind=needs.alter, query_type="ALTER")
 def unset_parameters(execution: Execution) -> DataFrame:
     kind = ObjectKind(str(execution.expression.args["kind"]).upper())
     object_id = _parameter_owner(execution, kind, execution.expression.this)

@@ -116,7 +116,7 @@ def _commit_metric(execution: Execution, target: Target, name: str) -> int:
 # INSERT ----------------------------------------------------------------------------
 
 
-@registry.statement(exp.Insert, needs=needs.dml, query_type="INSERT")
+@registry.statement(exp.Insert, bind=needs.dml, query_type="INSERT")
 def insert(execution: Execution) -> DataFrame:
     expression = execution.expression
     table, names = expression.this, None
@@ -154,7 +154,7 @@ RESTORE_COLUMNS = (
 )
 
 
-@registry.statement(lx.Restore, needs=needs.modify, query_type="RESTORE")
+@registry.statement(lx.Restore, bind=needs.modify, query_type="RESTORE")
 def restore(execution: Execution) -> DataFrame:
     """Delta's ``RESTORE TABLE t TO {VERSION | TIMESTAMP} AS OF …``: one commit bringing back that version's rows.
 
@@ -186,7 +186,7 @@ def restore(execution: Execution) -> DataFrame:
 # DELETE ----------------------------------------------------------------------------
 
 
-@registry.statement(exp.Delete, needs=needs.dml, query_type="DELETE")
+@registry.statement(exp.Delete, bind=needs.dml, query_type="DELETE")
 def delete(execution: Execution) -> DataFrame:
     """``DELETE FROM t [USING s] [WHERE …]``; with USING, Delta's MERGE deletes the rows that join."""
     expression = execution.expression
@@ -209,7 +209,7 @@ def delete(execution: Execution) -> DataFrame:
 # UPDATE ----------------------------------------------------------------------------
 
 
-@registry.statement(exp.Update, needs=needs.dml, query_type="UPDATE")
+@registry.statement(exp.Update, bind=needs.dml, query_type="UPDATE")
 def update(execution: Execution) -> DataFrame:
     """``UPDATE t SET … [FROM s] [WHERE …]``; with FROM, Delta's MERGE updates the rows that join.
 
@@ -250,7 +250,7 @@ def _assignments(pairs: Sequence[exp.Expression], target: Target, execution: Exe
 # MERGE ------------------------------------------------------------------------------
 
 
-@registry.statement(exp.Merge, needs=needs.dml, query_type="MERGE")
+@registry.statement(exp.Merge, bind=needs.dml, query_type="MERGE")
 def merge(execution: Execution) -> DataFrame:
     expression = execution.expression
     assert isinstance(expression, exp.Merge)

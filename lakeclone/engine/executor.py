@@ -1,4 +1,4 @@
-"""Running statements: parse, check what the statement's kind needs, run its handler as one unit of work."""
+"""Running statements: parse, bind (resolve names, say what the statement needs), check privileges, run as one unit of work."""
 
 from __future__ import annotations
 
@@ -175,9 +175,14 @@ class Executor:
         return result if position is None else located(result, position)
 
     def _run(self, statement: ParsedStatement) -> DataFrame:
-        """Check and run one statement, parsed or stated (:meth:`run_statement`); a privilege error names who ran it."""
+        """Check and run one statement, parsed or stated (:meth:`run_statement`); a privilege error names who ran it.
+
+        Each name the statement uses holds, when it runs, the object its role was checked against (see
+        :meth:`~lakeclone.catalog.db.CatalogConnection.names_held`).
+        """
         try:
-            return self._check_and_execute(statement)
+            with self.catalog.names_held():
+                return self._check_and_execute(statement)
         except InsufficientPrivilegesError as error:
             error.ran_as(self.context.user, self.context.role)
             raise
@@ -192,7 +197,7 @@ class Executor:
             with internal_errors(), spark_errors():
                 # Before any hook: a denied statement must not even commit the open transaction.
                 if registry.SLOTS.authorizer is not None:
-                    registry.SLOTS.authorizer.statement(self, kind.needs(self.tables(now=started_at), statement.expression))
+                    registry.SLOTS.authorizer.statement(self, kind.bind(self.tables(now=started_at), statement.expression))
                 committed = [prepare(self, statement.expression) for prepare in registry.BEFORE_STATEMENT]
         except LakecloneError as error:
             self._record_failure(statement.sql, statement.expression, error)

@@ -1,9 +1,11 @@
-"""What each of the engine's own statements needs, registered with its handler.
+"""The binds of the engine's own statements: what each needs, registered with its run.
 
-Each function takes the statement's lookups and its syntax tree and yields a
-:class:`~lakeclone.engine.privileges.Need` per object it names (None where a
-name names nothing: the statement's handler reports that as it always has).
-They run lazily, and only for a role that is not ACCOUNTADMIN.
+Each function takes the statement's lookups and its syntax tree, resolves
+each name the statement uses, and yields a
+:class:`~lakeclone.engine.privileges.Need` per object a name holds (None where
+a name holds nothing: the statement's run reports that as it always has).
+While the statement runs, each name holds the object it held here. They run
+lazily, and only for a role that is not ACCOUNTADMIN.
 """
 
 from __future__ import annotations
@@ -62,7 +64,7 @@ def explain(tables: Tables, expression: exp.Expression) -> Iterable[Requirement 
     """Explaining a statement needs what running it needs; one lakeclone does not run, EXPLAIN refuses itself."""
     explained = expression.this
     statement = registry.STATEMENTS.get(type(explained))
-    return statement.needs(tables, explained) if statement is not None else ()
+    return statement.bind(tables, explained) if statement is not None else ()
 
 
 def modify(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:

@@ -1,8 +1,8 @@
 """What a statement needs on the objects it names, in terms a role's grants answer.
 
-A statement's ``needs`` (registered with it, see
+A statement's ``bind`` (registered with it, see
 :func:`lakeclone.engine.registry.statement`) resolves each name it uses as
-the binder does (:meth:`lakeclone.engine.tables.Tables.name`) and yields a
+its run does (:meth:`lakeclone.engine.tables.Tables.name`) and yields a
 :class:`Need` per object: which privileges on it would do. The access
 feature checks them against the session's role before the statement runs;
 without it, nothing is checked. The helpers here are the vocabulary those

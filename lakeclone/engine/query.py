@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from lakeclone.engine.executor import Execution
 
 
-@registry.statement(exp.Select, exp.Union, exp.Intersect, exp.Except, needs=needs.query, query_type="SELECT")
+@registry.statement(exp.Select, exp.Union, exp.Intersect, exp.Except, bind=needs.query, query_type="SELECT")
 def select(execution: Execution) -> DataFrame:
     """Run a query. The frame reads the versions current at the statement's start, however long it is kept."""
     return execution.spark.sql(spark_sql(execution.expression, execution.tables))
@@ -27,7 +27,7 @@ def select(execution: Execution) -> DataFrame:
 _SPARK_MODES = {None: "FORMATTED", "FORMATTED": "FORMATTED", "EXTENDED": "EXTENDED", "CODEGEN": "CODEGEN", "COST": "COST"}
 
 
-@registry.statement(lx.Explain, needs=needs.explain, query_type="EXPLAIN")
+@registry.statement(lx.Explain, bind=needs.explain, query_type="EXPLAIN")
 def explain(execution: Execution) -> DataFrame:
     """``EXPLAIN [USING TEXT] q``: Spark's plan of a query as lakeclone binds it, in one row (``content``).
 

@@ -2,8 +2,9 @@
 
 The engine parses, binds and runs statements; features (sequences,
 constraints, clustering, clones, VACUUM, ...) live in packages of their own
-and register here what they add: statements (each with what it needs on the
-objects it names, and what runs it), CREATE and SHOW kinds, table
+and register here what they add: statements (each with its bind, which
+resolves its names and says what it needs on the objects they hold, and its
+run), CREATE and SHOW kinds, table
 definition parts, and hooks that run at fixed points of a statement. The
 engine imports no feature, so there is no import cycle between them;
 :mod:`lakeclone.features` imports every feature once.
@@ -34,8 +35,9 @@ if TYPE_CHECKING:
     from lakeclone.engine.tables import Tables
 
 Handler = Callable[["Execution"], "DataFrame"]
-Needs = Callable[["Tables", exp.Expression], "Iterable[Requirement | None]"]
-"""What a statement needs on each object it names (None for a name that names nothing): see :mod:`lakeclone.engine.needs`."""
+Binder = Callable[["Tables", exp.Expression], "Iterable[Requirement | None]"]
+"""Resolves each name a statement uses, yielding what the statement needs on the object it holds (None for a
+name that holds nothing): see :mod:`lakeclone.engine.needs`."""
 QueryType = str | Callable[[exp.Expression], str]
 """Snowflake's QUERY_TYPE of a kind of statement, or how to tell it from the statement (``CREATE_TABLE_AS_SELECT``)."""
 ShowHandler = Callable[["Execution", "re.Pattern[str] | None"], "DataFrame"]
@@ -100,13 +102,16 @@ class Statement:
     """A kind of statement, as the feature that owns it registers it.
 
     Attributes:
-        needs: what the statement needs on the objects it names, checked
-            against the session's role before anything else runs.
+        bind: resolves the names the statement uses and yields what it needs on
+            the objects they hold, which the session's role is checked for
+            before anything else runs; the statement's run finds each name
+            holding the object it held then (see
+            :meth:`~lakeclone.catalog.db.CatalogConnection.names_held`).
         run: runs it, inside the statement's unit of work.
         query_type: what the query history calls it.
     """
 
-    needs: Needs
+    bind: Binder
     run: Handler
     query_type: QueryType
 
@@ -337,12 +342,12 @@ class Slots:
 SLOTS = Slots()
 
 
-def statement(*kinds: type[exp.Expression], needs: Needs, query_type: QueryType) -> Callable[[Handler], Handler]:
-    """Register the decorated handler for the statements parsed as ``kinds``, with what it ``needs`` and its ``query_type``."""
+def statement(*kinds: type[exp.Expression], bind: Binder, query_type: QueryType) -> Callable[[Handler], Handler]:
+    """Register the decorated handler as the run of the statements parsed as ``kinds``, with their ``bind`` and ``query_type``."""
 
     def register(handler: Handler) -> Handler:
         for kind in kinds:
-            STATEMENTS[kind] = Statement(needs, handler, query_type)
+            STATEMENTS[kind] = Statement(bind, handler, query_type)
         return handler
 
     return register

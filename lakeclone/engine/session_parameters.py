@@ -156,7 +156,7 @@ def _parameter(name: exp.Expression) -> SessionParameter:
     return parameter
 
 
-@registry.statement(lx.SessionParameters, needs=needs.nothing, query_type="ALTER_SESSION")
+@registry.statement(lx.SessionParameters, bind=needs.nothing, query_type="ALTER_SESSION")
 def set_parameters(execution: Execution) -> DataFrame:
     """``ALTER SESSION SET K = v, …``, ``SET K = v`` and ``ALTER SESSION UNSET K, …``: all or none of them."""
     expression = execution.expression

@@ -80,7 +80,7 @@ _SHOW_HISTORY = {"TABLES"}
 _TERSE_COLUMNS = ("created_on", "name", "kind", "database_name", "schema_name")
 
 
-@registry.statement(exp.Show, needs=needs.show, query_type="SHOW")
+@registry.statement(exp.Show, bind=needs.show, query_type="SHOW")
 def show(execution: Execution) -> DataFrame:
     """``SHOW [TERSE] what [HISTORY] [LIKE …] [IN …] [STARTS WITH '…'] [LIMIT n [FROM '…']]``."""
     expression = execution.expression
@@ -244,7 +244,7 @@ def _tables(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
     )
 
 
-@registry.statement(lx.ShowParameters, needs=needs.show_parameters, query_type="SHOW")
+@registry.statement(lx.ShowParameters, bind=needs.show_parameters, query_type="SHOW")
 def parameters(execution: Execution) -> DataFrame:
     """SHOW PARAMETERS [LIKE ...] [IN SESSION | IN TABLE|SCHEMA|DATABASE x]: each with its value and where it was set."""
     expression = execution.expression
@@ -283,7 +283,7 @@ def parameters(execution: Execution) -> DataFrame:
     )
 
 
-@registry.statement(exp.Describe, needs=needs.describe, query_type="DESCRIBE")
+@registry.statement(exp.Describe, bind=needs.describe, query_type="DESCRIBE")
 def describe(execution: Execution) -> DataFrame:
     """DESCRIBE [TABLE] t, or a feature's kind (DESCRIBE VIEW v, DESCRIBE STREAM s)."""
     kind = str(execution.expression.args.get("kind") or "TABLE").upper()
@@ -324,7 +324,7 @@ def _describe_table(execution: Execution) -> DataFrame:
     )
 
 
-@registry.statement(lx.DescribeHistory, needs=needs.read_history, query_type="DESCRIBE")
+@registry.statement(lx.DescribeHistory, bind=needs.read_history, query_type="DESCRIBE")
 def history(execution: Execution) -> DataFrame:
     """DESCRIBE HISTORY t: Delta's columns, newest first, with the Lake clock's commit times and lakeclone's query id.
 
@@ -371,7 +371,7 @@ def history(execution: Execution) -> DataFrame:
     )
 
 
-@registry.statement(lx.DescribeDetail, needs=needs.read_history, query_type="DESCRIBE")
+@registry.statement(lx.DescribeDetail, bind=needs.read_history, query_type="DESCRIBE")
 def detail(execution: Execution) -> DataFrame:
     """DESCRIBE DETAIL t: Delta's one-row summary of the current version."""
     entry = execution.tables.entry(execution.expression.this)

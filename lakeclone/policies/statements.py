@@ -175,7 +175,7 @@ def _attached(execution: Execution, policy: PolicyEntry) -> bool:
     return bool(catalog.references_to_policy(policy.id) or catalog.tags_with_policy(policy.id))
 
 
-@registry.statement(CreatePolicy, needs=_create_needs, query_type="CREATE")
+@registry.statement(CreatePolicy, bind=_create_needs, query_type="CREATE")
 def create_policy(execution: Execution) -> DataFrame:
     expression = execution.expression
     kind = _kind(expression)
@@ -242,7 +242,7 @@ def _definition(expression: exp.Expression, kind: PolicyKind) -> tuple[list[tupl
     return arguments, returns, expression.args["body"].sql(dialect=Lsql)
 
 
-@registry.statement(DropPolicy, needs=_owner_needs, query_type="DROP")
+@registry.statement(DropPolicy, bind=_owner_needs, query_type="DROP")
 def drop_policy(execution: Execution) -> DataFrame:
     expression = execution.expression
     kind = _kind(expression)
@@ -261,7 +261,7 @@ def drop_policy(execution: Execution) -> DataFrame:
     return results.status(execution.spark, f"{policy.name} successfully dropped.")
 
 
-@registry.statement(AlterPolicy, needs=_owner_needs, query_type="ALTER")
+@registry.statement(AlterPolicy, bind=_owner_needs, query_type="ALTER")
 def alter_policy(execution: Execution) -> DataFrame:
     expression = execution.expression
     kind = _kind(expression)
@@ -358,7 +358,7 @@ def _column_named(columns: list[tuple[str, str]], identifier: exp.Expression, ow
     raise SqlCompilationError(f"invalid identifier '{identifier.name}' in {owner.kind.lower()} {owner.name}")
 
 
-@registry.statement(AlterColumnPolicy, needs=_column_policy_needs, query_type="ALTER")
+@registry.statement(AlterColumnPolicy, bind=_column_policy_needs, query_type="ALTER")
 def alter_column_policy(execution: Execution) -> DataFrame:
     """``ALTER TABLE|VIEW t MODIFY COLUMN c SET MASKING POLICY p [USING (c, cond…)] [FORCE]`` or ``UNSET``."""
     expression = execution.expression
@@ -398,7 +398,7 @@ def alter_column_policy(execution: Execution) -> DataFrame:
     return results.status(execution.spark, "Statement executed successfully.")
 
 
-@registry.statement(AlterRowAccessPolicy, needs=_row_access_needs, query_type="ALTER")
+@registry.statement(AlterRowAccessPolicy, bind=_row_access_needs, query_type="ALTER")
 def alter_row_access_policy(execution: Execution) -> DataFrame:
     """``ALTER TABLE|VIEW t ADD ROW ACCESS POLICY r ON (col…)`` or ``DROP ROW ACCESS POLICY r``."""
     expression = execution.expression
@@ -435,7 +435,7 @@ def alter_row_access_policy(execution: Execution) -> DataFrame:
     return results.status(execution.spark, "Statement executed successfully.")
 
 
-@registry.statement(AlterTags, needs=_tag_needs, query_type="ALTER")
+@registry.statement(AlterTags, bind=_tag_needs, query_type="ALTER")
 def alter_tags(execution: Execution) -> DataFrame:
     """``ALTER TABLE|VIEW t [MODIFY COLUMN c] SET TAG tag = 'v', …`` or ``UNSET TAG tag, …``."""
     expression = execution.expression

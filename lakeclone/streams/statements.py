@@ -36,7 +36,7 @@ def _create_stream_needs(tables: Tables, expression: exp.Expression) -> Iterator
     yield from reads_of(tables, [expression.args["source"]])
 
 
-@registry.statement(CreateStream, needs=_create_stream_needs, query_type="CREATE_STREAM")
+@registry.statement(CreateStream, bind=_create_stream_needs, query_type="CREATE_STREAM")
 def create_stream(execution: Execution) -> DataFrame:
     """``CREATE [OR REPLACE] STREAM [IF NOT EXISTS] s ON {TABLE t | VIEW v} [AT|BEFORE(...)] [options]``.
 

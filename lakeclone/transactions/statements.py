@@ -51,7 +51,7 @@ def _name(expression: exp.Expression) -> str | None:
     return None
 
 
-@registry.statement(exp.Transaction, needs=needs.nothing, query_type="BEGIN_TRANSACTION")
+@registry.statement(exp.Transaction, bind=needs.nothing, query_type="BEGIN_TRANSACTION")
 def begin(execution: Execution) -> DataFrame:
     """``BEGIN [TRANSACTION | WORK] [NAME n]`` or ``START TRANSACTION [NAME n]``."""
     open_transaction = execution.session.transaction
@@ -63,7 +63,7 @@ def begin(execution: Execution) -> DataFrame:
     return results.status(execution.spark, f"Transaction {transaction.id} started.")
 
 
-@registry.statement(exp.Commit, needs=needs.nothing, query_type="COMMIT")
+@registry.statement(exp.Commit, bind=needs.nothing, query_type="COMMIT")
 def commit(execution: Execution) -> DataFrame:
     if execution.session.transaction is None:
         raise NoTransactionError("There is no transaction to commit: run BEGIN first.")
@@ -71,7 +71,7 @@ def commit(execution: Execution) -> DataFrame:
     return results.status(execution.spark, "Statement executed successfully.")
 
 
-@registry.statement(exp.Rollback, needs=needs.nothing, query_type="ROLLBACK")
+@registry.statement(exp.Rollback, bind=needs.nothing, query_type="ROLLBACK")
 def rollback(execution: Execution) -> DataFrame:
     transaction = execution.session.transaction
     if transaction is None:

@@ -25,7 +25,7 @@ DRY_RUN_SCHEMA = "path STRING, size_bytes BIGINT, action STRING, reason STRING"
 MAX_RETAIN_HOURS = 10 * 366 * 24
 
 
-@registry.statement(lx.Vacuum, needs=needs.modify, query_type="VACUUM")
+@registry.statement(lx.Vacuum, bind=needs.modify, query_type="VACUUM")
 def vacuum(execution: Execution) -> DataFrame:
     """VACUUM t [RETAIN n HOURS] [DRY RUN].
 
