@@ -137,7 +137,7 @@ def catalog_location(lake: lakeclone.Lake, name: str) -> str | None:
     """Where table ``name`` lives (a ``file:`` URI), from lakeclone's catalog; None if there is no such table."""
     from lakeclone.catalog.store import DEFAULT_DATABASE, DEFAULT_SCHEMA
 
-    entry = lake._executor.catalog.table(DEFAULT_DATABASE, DEFAULT_SCHEMA, name.upper())  # the benchmark reads internals
+    entry = lake._executor.catalog.objects.table(DEFAULT_DATABASE, DEFAULT_SCHEMA, name.upper())  # the benchmark reads internals
     return entry.location if entry is not None else None
 
 

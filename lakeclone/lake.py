@@ -289,7 +289,7 @@ class Lake:
         other handle took the channel over, and reads its counts.
         """
         self._require_open()
-        return self._executor.read_apart(lambda catalog: catalog.channel_by_id(channel_id))
+        return self._executor.read_apart(lambda catalog: catalog.channels.channel_by_id(channel_id))
 
     def close(self) -> None:
         """End this Lake's session: other sessions see it gone, and its statements fail from now on."""

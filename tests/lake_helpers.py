@@ -45,7 +45,7 @@ def catalog_entry(lake: lakeclone.Lake, name: str, schema: str = "PUBLIC", datab
     """A table's row in the warehouse's catalog, read directly."""
     catalog = Catalog(lake.warehouse / "catalog.sqlite")
     try:
-        return catalog.table(database, schema, name)
+        return catalog.objects.table(database, schema, name)
     finally:
         catalog.close()
 

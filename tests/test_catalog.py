@@ -248,9 +248,9 @@ def test_connect_removes_what_a_dead_session_wrote_into_a_new_table_s_folder(lak
     catalog = Catalog(lake.warehouse / "catalog.sqlite")
     try:
         for folder in pending:
-            catalog.pend_folder(folder)
+            catalog.folders.pend_folder(folder)
         lakeclone.connect(lake.warehouse, spark=lake.spark, clock=lake.clock)
-        assert catalog.pending_folders() == [pending[2]]  # its session still runs
+        assert catalog.folders.pending_folders() == [pending[2]]  # its session still runs
     finally:
         catalog.close()
     assert not (tables / "made").exists()
@@ -263,11 +263,11 @@ def test_a_statement_s_new_folder_is_pending_only_while_it_runs(lake: lakeclone.
     catalog = Catalog(lake.warehouse / "catalog.sqlite")
     try:
         lake.sql("CREATE TABLE t (id INT); CREATE TABLE c CLONE t")
-        assert catalog.pending_folders() == []
+        assert catalog.folders.pending_folders() == []
         before = set((lake.warehouse / "tables").iterdir())
         with pytest.raises(lakeclone.LakecloneError):
             lake.sql("CREATE TABLE broken AS SELECT CAST(raise_error('no rows for you') AS INT) AS id")
-        assert catalog.pending_folders() == []
+        assert catalog.folders.pending_folders() == []
         assert set((lake.warehouse / "tables").iterdir()) == before  # and the failed statement's folder is gone
     finally:
         catalog.close()
@@ -280,24 +280,24 @@ def test_a_statements_names_hold_what_they_first_held(tmp_path: Path) -> None:
     mine, other = Catalog(tmp_path / "catalog.sqlite"), Catalog(tmp_path / "catalog.sqlite")
     try:
         with other.transaction():
-            first = other.create_database("FIRST", now)
+            first = other.objects.create_database("FIRST", now)
         with mine.names_held():
-            assert mine.database("FIRST") == first
-            assert mine.database("LATER") is None
+            assert mine.objects.database("FIRST") == first
+            assert mine.objects.database("LATER") is None
             with other.transaction():
-                other.drop_database(first, now)
-                replacement = other.create_database("FIRST", now)
-                other.create_database("LATER", now)
+                other.objects.drop_database(first, now)
+                replacement = other.objects.create_database("FIRST", now)
+                other.objects.create_database("LATER", now)
             # The name now holds another database, and a name that held none now holds one: neither is seen.
-            assert mine.database("FIRST") is None
-            assert mine.database("LATER") is None
+            assert mine.objects.database("FIRST") is None
+            assert mine.objects.database("LATER") is None
             with mine.committed_at_once():  # under the write lock, a check sees the catalog as it is
-                assert mine.database("FIRST") == replacement
-                mine.rename_database(replacement, "RENAMED")  # the statement's own change of a name
-            assert mine.database("RENAMED") is not None
-            assert mine.database("LATER") is not None
-        assert mine.database("FIRST") is None  # after the block, as it is
-        assert other.database("RENAMED") == dataclasses.replace(replacement, name="RENAMED")
+                assert mine.objects.database("FIRST") == replacement
+                mine.objects.rename_database(replacement, "RENAMED")  # the statement's own change of a name
+            assert mine.objects.database("RENAMED") is not None
+            assert mine.objects.database("LATER") is not None
+        assert mine.objects.database("FIRST") is None  # after the block, as it is
+        assert other.objects.database("RENAMED") == dataclasses.replace(replacement, name="RENAMED")
     finally:
         mine.close()
         other.close()
@@ -309,30 +309,30 @@ def test_a_running_statement_writes_to_the_catalog_only_through_its_unit_of_work
     try:
         with catalog.statement_running():
             for write in (
-                lambda: catalog.create_database("LOOSE", now),
-                lambda: catalog.pend_folder(PendingFolder("f", "q", "s", made=True)),
+                lambda: catalog.objects.create_database("LOOSE", now),
+                lambda: catalog.folders.pend_folder(PendingFolder("f", "q", "s", made=True)),
             ):
                 with pytest.raises(RuntimeError, match="outside its unit of work"):
                     write()
             with catalog.committed_at_once():  # a durable write, before the statement's records begin
-                catalog.create_database("AT_ONCE", now)
+                catalog.objects.create_database("AT_ONCE", now)
             with catalog.statement_block():
-                catalog.create_database("KEPT", now)
+                catalog.objects.create_database("KEPT", now)
             with pytest.raises(ZeroDivisionError), catalog.statement_block():
-                catalog.create_database("UNDONE", now)
+                catalog.objects.create_database("UNDONE", now)
                 _ = 1 / 0
-            assert catalog.database("KEPT") is not None  # the statement's own connection reads what it recorded
+            assert catalog.objects.database("KEPT") is not None  # the statement's own connection reads what it recorded
         catalog.end_statement(commit=False)
-        assert [catalog.database(name) is not None for name in ("LOOSE", "KEPT", "UNDONE", "AT_ONCE")] == [
+        assert [catalog.objects.database(name) is not None for name in ("LOOSE", "KEPT", "UNDONE", "AT_ONCE")] == [
             False,
             False,
             False,
             True,
         ]
         with catalog.statement_running(), catalog.statement_block():
-            catalog.create_database("KEPT", now)
+            catalog.objects.create_database("KEPT", now)
         catalog.end_statement(commit=True)
-        assert catalog.database("KEPT") is not None and not catalog.in_statement
+        assert catalog.objects.database("KEPT") is not None and not catalog.in_statement
     finally:
         catalog.close()
 
@@ -584,30 +584,30 @@ STORE_WORKER = textwrap.dedent(
         time.sleep(0.005)
     now = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
     catalog = Catalog(path)
-    catalog.ensure_default(now)
+    catalog.objects.ensure_default(now)
     won = []
     for i in range(25):
         with catalog.transaction():
-            database = catalog.create_database(f"{me}_{i}", now)
-            catalog.create_schema(database, "PUBLIC", now)
-        schema = catalog.schema("LAKE", "PUBLIC")
+            database = catalog.objects.create_database(f"{me}_{i}", now)
+            catalog.objects.create_schema(database, "PUBLIC", now)
+        schema = catalog.objects.schema("LAKE", "PUBLIC")
         with catalog.transaction():
-            catalog.create_table(schema, f"{me}_T{i}", kind=TableKind.MANAGED, location=f"file:/x/{me}/{i}", now=now, table_id=f"{me}-{i}", owns_folder=True)
+            catalog.objects.create_table(schema, f"{me}_T{i}", kind=TableKind.MANAGED, location=f"file:/x/{me}/{i}", now=now, table_id=f"{me}-{i}", owns_folder=True)
         # Both processes race for the same names: the catalog must let exactly one win.
         try:
             with catalog.transaction():
-                if catalog.table("LAKE", "PUBLIC", f"SHARED_{i}") is None:
-                    catalog.create_table(schema, f"SHARED_{i}", kind=TableKind.MANAGED, location=f"file:/x/{me}/s{i}", now=now, table_id=f"{me}-s{i}", owns_folder=True)
+                if catalog.objects.table("LAKE", "PUBLIC", f"SHARED_{i}") is None:
+                    catalog.objects.create_table(schema, f"SHARED_{i}", kind=TableKind.MANAGED, location=f"file:/x/{me}/s{i}", now=now, table_id=f"{me}-s{i}", owns_folder=True)
                     won.append(i)
         except sqlite3.IntegrityError:
             pass
     with catalog.transaction():
-        catalog.create_database(f"{me}_DONE", now)
+        catalog.objects.create_database(f"{me}_DONE", now)
     deadline = time.time() + 60
-    while catalog.database(f"{other}_DONE") is None and time.time() < deadline:
+    while catalog.objects.database(f"{other}_DONE") is None and time.time() < deadline:
         time.sleep(0.01)
-    seen = sorted(d.name for d in catalog.databases())
-    tables = sorted(t.name for t in catalog.tables(catalog.schema("LAKE", "PUBLIC")))
+    seen = sorted(d.name for d in catalog.objects.databases())
+    tables = sorted(t.name for t in catalog.objects.tables(catalog.objects.schema("LAKE", "PUBLIC")))
     print(json.dumps({"won": won, "databases": seen, "tables": tables}))
     """
 )
@@ -670,7 +670,7 @@ FIRST_OPEN_WORKER = textwrap.dedent(
             pass
         try:
             catalog = Catalog(folder / f"w{i}" / "catalog.sqlite")
-            catalog.ensure_default(dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc))
+            catalog.objects.ensure_default(dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc))
             catalog.close()
         except Exception as error:
             failures.append(f"round {i}: {type(error).__name__}: {error}")

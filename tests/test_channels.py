@@ -555,7 +555,7 @@ def test_the_token_shown_is_the_logs_even_when_the_catalog_trails(lake, client) 
     # A process that died between its commit and its catalog record leaves the catalog behind.
     catalog = Catalog(lake.catalog_path)
     with catalog.transaction():
-        catalog.cache_channel_token(channel._entry.id, channel._entry.app_id, None, None)
+        catalog.channels.cache_channel_token(channel._entry.id, channel._entry.app_id, None, None)
     catalog.close()
     assert lake.sql("SHOW CHANNELS").first()["offset_token"] == "1"
     _, status = client.open_channel("c1", table="t")

@@ -56,7 +56,7 @@ def assert_all_readable(lake: lakeclone.Lake) -> None:
     """Every live table reads the same through lakeclone's SELECT and the Delta kernel."""
     catalog = Catalog(lake.warehouse / "catalog.sqlite")
     try:
-        tables = [t for d in catalog.databases() for s in catalog.schemas(d) for t in catalog.tables(s)]
+        tables = [t for d in catalog.objects.databases() for s in catalog.objects.schemas(d) for t in catalog.objects.tables(s)]
     finally:
         catalog.close()
     assert tables

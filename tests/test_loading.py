@@ -464,10 +464,10 @@ def test_a_dead_sessions_claim_on_a_file_goes_unless_its_commit_landed(lake: lak
     (listed,) = [r for r in lake.sql("LIST @st").collect() if r.name == uri_02]
     catalog = Catalog(lake.warehouse / "catalog.sqlite")
     try:
-        table = catalog.table("LAKE", "PUBLIC", "SALES")
+        table = catalog.objects.table("LAKE", "PUBLIC", "SALES")
         assert table is not None
         with catalog.transaction():
-            catalog.record_loads(
+            catalog.stages.record_loads(
                 [LoadedFile(table.id, uri_02, listed.md5, 0, lake.now(), "a-query-that-died", "a-dead-session", pending=True)]
             )
     finally:

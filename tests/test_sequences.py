@@ -226,12 +226,12 @@ def test_two_sessions_never_get_the_same_value(lake: lakeclone.Lake, spark, cloc
 def test_reservation_is_atomic_across_connections(lake: lakeclone.Lake) -> None:
     lake.sql("CREATE SEQUENCE seq START WITH 1 INCREMENT BY 3")
     catalogs = [Catalog(lake.warehouse / "catalog.sqlite") for _ in range(4)]
-    sequence_id = catalogs[0].sequence("LAKE", "PUBLIC", "SEQ").id
+    sequence_id = catalogs[0].sequences.sequence("LAKE", "PUBLIC", "SEQ").id
     drawn: list[list[int]] = [[] for _ in catalogs]
 
     def draw(index: int) -> None:
         for size in (1, 2, 5) * 10:
-            first, step = catalogs[index].reserve_sequence_values(sequence_id, size)
+            first, step = catalogs[index].sequences.reserve_sequence_values(sequence_id, size)
             drawn[index].extend(first + i * step for i in range(size))
 
     threads = [threading.Thread(target=draw, args=(i,)) for i in range(len(catalogs))]

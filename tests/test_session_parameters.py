@@ -80,7 +80,7 @@ def test_query_tag_is_recorded_with_each_statement_and_on_its_commits(lake: lake
     lake.sql("CREATE TABLE t (id INT)")
     lake.sql("ALTER SESSION SET QUERY_TAG = 'nightly load'")
     lake.sql("INSERT INTO t VALUES (1)")
-    query = lake._executor.catalog.query(lake._executor.last_query_id or "")
+    query = lake._executor.catalog.queries.query(lake._executor.last_query_id or "")
     assert query is not None and query.origin.query_tag == "nightly load"
     lake.sql("ALTER SESSION UNSET QUERY_TAG")
     lake.sql("INSERT INTO t VALUES (2)")

@@ -200,7 +200,7 @@ def test_a_catalog_from_before_delta_spark_is_migrated(tmp_path: Path) -> None:
 
     catalog = Catalog(path)
     try:
-        managed, external = catalog.table("LAKE", "PUBLIC", "M"), catalog.table("LAKE", "PUBLIC", "E")
+        managed, external = catalog.objects.table("LAKE", "PUBLIC", "M"), catalog.objects.table("LAKE", "PUBLIC", "E")
         assert managed is not None and external is not None
         assert (managed.kind, managed.location, managed.owns_folder) == (
             TableKind.MANAGED,
@@ -238,11 +238,14 @@ def test_column_defaults_keep_their_order_and_kinds_when_identity_columns_arrive
     old.close()
     catalog = Catalog(path)
     try:
-        assert catalog.column_defaults("t") == [ColumnDefault("B", expression="7"), ColumnDefault("A", sequence_id="q")]
-        catalog.set_column_default("t", ColumnDefault("C", identity=Identity(5, 2)))
-        assert catalog.reserve_identity_values("t", "C", 3) == (5, 2)
-        assert catalog.identity_next("t", "C") == 11
-        assert catalog.column_defaults("t")[-1] == ColumnDefault("C", identity=Identity(5, 2))
+        assert catalog.definitions.column_defaults("t") == [
+            ColumnDefault("B", expression="7"),
+            ColumnDefault("A", sequence_id="q"),
+        ]
+        catalog.definitions.set_column_default("t", ColumnDefault("C", identity=Identity(5, 2)))
+        assert catalog.definitions.reserve_identity_values("t", "C", 3) == (5, 2)
+        assert catalog.definitions.identity_next("t", "C") == 11
+        assert catalog.definitions.column_defaults("t")[-1] == ColumnDefault("C", identity=Identity(5, 2))
     finally:
         catalog.close()
 

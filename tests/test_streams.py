@@ -445,13 +445,13 @@ def test_connect_finishes_a_consumption_whose_commit_landed(raw: lakeclone.Lake,
     raw.sql("CREATE TABLE sink (id INT)")
     raw.sql("INSERT INTO raw VALUES (3, 'c')")
     catalog = Catalog(raw.warehouse / "catalog.sqlite")
-    s = catalog.stream("LAKE", "PUBLIC", "S")
-    sink = catalog.table("LAKE", "PUBLIC", "SINK")
+    s = catalog.streams.stream("LAKE", "PUBLIC", "S")
+    sink = catalog.objects.table("LAKE", "PUBLIC", "SINK")
     end = raw.sql("DESCRIBE HISTORY raw LIMIT 1").first().version
     raw.sql("INSERT INTO sink VALUES (3)")  # the crashed statement's commit, under its query id
     landed = raw.last_query_id
     with catalog.transaction():
-        catalog.record_consumption(Consumption(s.id, landed, "dead-session", sink.location, {next(iter(s.offsets)): end}))
+        catalog.streams.record_consumption(Consumption(s.id, landed, "dead-session", sink.location, {next(iter(s.offsets)): end}))
     catalog.close()
     lakeclone.connect(raw.warehouse, spark=spark, clock=clock)
     assert changes(raw, "s") == []
@@ -461,13 +461,13 @@ def test_connect_drops_a_consumption_whose_commit_never_landed(raw: lakeclone.La
     raw.sql("CREATE TABLE sink (id INT)")
     raw.sql("INSERT INTO raw VALUES (3, 'c')")
     catalog = Catalog(raw.warehouse / "catalog.sqlite")
-    s = catalog.stream("LAKE", "PUBLIC", "S")
-    sink = catalog.table("LAKE", "PUBLIC", "SINK")
+    s = catalog.streams.stream("LAKE", "PUBLIC", "S")
+    sink = catalog.objects.table("LAKE", "PUBLIC", "SINK")
     with catalog.transaction():
-        catalog.record_consumption(
+        catalog.streams.record_consumption(
             Consumption(s.id, "never-committed", "dead-session", sink.location, {next(iter(s.offsets)): 99})
         )
     catalog.close()
     lakeclone.connect(raw.warehouse, spark=spark, clock=clock)
     assert changes(raw, "s", "id") == [(3,)]
-    assert Catalog(raw.warehouse / "catalog.sqlite").consumptions() == []
+    assert Catalog(raw.warehouse / "catalog.sqlite").streams.consumptions() == []

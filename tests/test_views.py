@@ -413,7 +413,7 @@ def test_base_tables_follow_nested_views(orders: lakeclone.Lake, catalog: Catalo
         storage=Storage(orders.spark),
         location=orders.location,
     )
-    view = catalog.view("LAKE", "PUBLIC", "B")
+    view = catalog.views.view("LAKE", "PUBLIC", "B")
     assert view is not None
     assert sorted(t.qualified for t in base_tables(tables, view)) == ["LAKE.PUBLIC.ORDERS", "LAKE.PUBLIC.REGIONS"]
     orders.sql("DROP TABLE regions")

@@ -25,8 +25,8 @@ def _sign_in(executor: Executor) -> None:
     """Check the user ``connect()`` named and pick the session's role: the one named, else the default."""
     context = executor.context
     catalog = executor.catalog
-    catalog.own_unowned_containers()
-    if not catalog.user_exists(context.user):
+    catalog.access.own_unowned_containers()
+    if not catalog.access.user_exists(context.user):
         raise ObjectNotFoundError(context.user, "User")
     if executor.lake.role is None and context.user != ADMINISTRATOR:
         context.role = PUBLIC

@@ -59,7 +59,7 @@ class Guard:
         found = {role, PUBLIC}
         pending = [role]
         while pending:
-            for granted in catalog.roles_granted_to_role(pending.pop()):
+            for granted in catalog.access.roles_granted_to_role(pending.pop()):
                 if granted not in found:
                     found.add(granted)
                     pending.append(granted)
@@ -109,7 +109,7 @@ class Guard:
         roles = self.roles(catalog, executor.context.role)
         if ACCOUNTADMIN in roles:
             return
-        schema = catalog.schema(entry.database, entry.schema)
+        schema = catalog.objects.schema(entry.database, entry.schema)
         assert schema is not None
         securable = Securable(ObjectKind.TABLE, entry.id, entry.name, (schema_securable(catalog, schema),))
         self.require(catalog, roles, Need(securable, (Privilege(privilege),)))
@@ -123,8 +123,8 @@ class Guard:
         roles = self.roles(catalog, executor.context.role)
         if ACCOUNTADMIN in roles:
             return True
-        entry = catalog.table_by_id(table_id)
-        schema = catalog.schema(entry.database, entry.schema) if entry else None
+        entry = catalog.objects.table_by_id(table_id)
+        schema = catalog.objects.schema(entry.database, entry.schema) if entry else None
         if entry is None or schema is None:
             return False
         securable = Securable(ObjectKind.TABLE, entry.id, entry.qualified, (schema_securable(catalog, schema),))
@@ -140,7 +140,7 @@ class Guard:
             return None
         kind, columns = shown
         keys: set[tuple[str, ...]] = set()
-        for database in catalog.databases():
+        for database in catalog.objects.databases():
             securable = Securable(ObjectKind.DATABASE, database.id, database.name)
             if kind is ObjectKind.DATABASE:
                 if self.sees(catalog, roles, securable):
@@ -148,7 +148,7 @@ class Guard:
                 continue
             if not self.holds(catalog, roles, securable, Privilege.USAGE):
                 continue
-            for schema_entry in catalog.schemas(database):
+            for schema_entry in catalog.objects.schemas(database):
                 schema = schema_securable(catalog, schema_entry)
                 if kind is ObjectKind.SCHEMA:
                     if self.sees(catalog, roles, schema):
@@ -189,7 +189,9 @@ class Guard:
         if ACCOUNTADMIN in roles:
             return True
         owner = (
-            catalog.role_owner(securable.id) if securable.kind is ObjectKind.ROLE else catalog.owner(securable.kind, securable.id)
+            catalog.access.role_owner(securable.id)
+            if securable.kind is ObjectKind.ROLE
+            else catalog.access.owner(securable.kind, securable.id)
         )
         return owner in roles
 
@@ -197,14 +199,14 @@ class Guard:
         """Whether ``roles`` hold any privilege on ``securable``: else it does not exist for them."""
         if self.owns(catalog, roles, securable):
             return True
-        return any(grant.role in roles for grant in catalog.grants_on(securable.kind, securable.id))
+        return any(grant.role in roles for grant in catalog.access.grants_on(securable.kind, securable.id))
 
     def holds(self, catalog: Catalog, roles: set[str], securable: Securable, needed: Privilege) -> bool:
         if self.owns(catalog, roles, securable):
             return True
         return any(
             grant.role in roles and satisfies(Privilege(grant.privilege), needed)
-            for grant in catalog.grants_on(securable.kind, securable.id)
+            for grant in catalog.access.grants_on(securable.kind, securable.id)
         )
 
     def grantable(self, catalog: Catalog, roles: set[str], securable: Securable, privilege: Privilege) -> bool:
@@ -213,7 +215,7 @@ class Guard:
             return True
         return privilege is not Privilege.OWNERSHIP and any(
             grant.role in roles and grant.grant_option and satisfies(Privilege(grant.privilege), privilege)
-            for grant in catalog.grants_on(securable.kind, securable.id)
+            for grant in catalog.access.grants_on(securable.kind, securable.id)
         )
 
 
@@ -243,7 +245,7 @@ def _shown(what: str) -> tuple[ObjectKind, tuple[str, ...]] | None:
 
 def _objects(catalog: Catalog, kind: ObjectKind, schema: SchemaEntry) -> list[tuple[str, str]]:
     """(id, name) of a schema's live objects of ``kind``."""
-    return [(entry.id, entry.name) for entry in catalog.schema_objects(kind, schema)]
+    return [(entry.id, entry.name) for entry in catalog.schema_objects.in_schema(kind, schema)]
 
 
 GUARD = Guard()

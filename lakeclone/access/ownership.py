@@ -46,17 +46,17 @@ def record_created(execution: Execution) -> None:
                 _copy_grants(catalog, source.id, created)
     elif kind is ObjectKind.SCHEMA:
         database, name = schema_name(target, database=execution.session.database)
-        schema = catalog.schema(database, name)
-        if schema is not None and not catalog.has_owner(ObjectKind.SCHEMA, schema.id):
-            catalog.set_owner(ObjectKind.SCHEMA, schema.id, role)
+        schema = catalog.objects.schema(database, name)
+        if schema is not None and not catalog.access.has_owner(ObjectKind.SCHEMA, schema.id):
+            catalog.access.set_owner(ObjectKind.SCHEMA, schema.id, role)
             if clone is not None:
                 _own_children(catalog, schema, role)
     elif kind is ObjectKind.DATABASE:
-        entry = catalog.database(database_name(target))
-        if entry is not None and not catalog.has_owner(ObjectKind.DATABASE, entry.id):
-            catalog.set_owner(ObjectKind.DATABASE, entry.id, role)
-            for schema in catalog.schemas(entry):
-                catalog.set_owner(ObjectKind.SCHEMA, schema.id, role)
+        entry = catalog.objects.database(database_name(target))
+        if entry is not None and not catalog.access.has_owner(ObjectKind.DATABASE, entry.id):
+            catalog.access.set_owner(ObjectKind.DATABASE, entry.id, role)
+            for schema in catalog.objects.schemas(entry):
+                catalog.access.set_owner(ObjectKind.SCHEMA, schema.id, role)
                 if clone is not None:
                     _own_children(catalog, schema, role)
 
@@ -65,27 +65,27 @@ def _own(execution: Execution, target: exp.Table, kind: ObjectKind) -> str | Non
     """Make the current role the owner of the object just created; give it its schema's future grants."""
     created = relation(execution.tables, target, (kind,))
     catalog = execution.catalog
-    if created is None or catalog.has_owner(kind, created.id):
+    if created is None or catalog.access.has_owner(kind, created.id):
         return None  # nothing was created: CREATE … IF NOT EXISTS found it there
-    catalog.set_owner(kind, created.id, execution.session.role)
+    catalog.access.set_owner(kind, created.id, execution.session.role)
     schema = created.containers[0]
     database = schema.containers[0] if schema.containers else None
     containers = [(ObjectKind.SCHEMA, schema.id)] + ([(ObjectKind.DATABASE, database.id)] if database else [])
     for container_kind, container_id in containers:
-        for future in catalog.future_grants(container_kind, container_id):
+        for future in catalog.access.future_grants(container_kind, container_id):
             if future.object_kind == kind:
-                catalog.grant(Grant(kind, created.id, future.privilege, future.role, future.grant_option, "FUTURE"))
+                catalog.access.grant(Grant(kind, created.id, future.privilege, future.role, future.grant_option, "FUTURE"))
     return created.id
 
 
 def _copy_grants(catalog: Catalog, source_id: str, clone_id: str) -> None:
-    for grant in catalog.grants_on(ObjectKind.TABLE, source_id):
-        catalog.grant(Grant(ObjectKind.TABLE, clone_id, grant.privilege, grant.role, grant.grant_option, grant.granted_by))
+    for grant in catalog.access.grants_on(ObjectKind.TABLE, source_id):
+        catalog.access.grant(Grant(ObjectKind.TABLE, clone_id, grant.privilege, grant.role, grant.grant_option, grant.granted_by))
 
 
 def _own_children(catalog: Catalog, schema: SchemaEntry, role: str) -> None:
     """A cloned schema's tables: owned by the cloning role, each with the grants of the table it was cloned from."""
-    for table in catalog.tables(schema):
-        catalog.set_owner(ObjectKind.TABLE, table.id, role)
+    for table in catalog.objects.tables(schema):
+        catalog.access.set_owner(ObjectKind.TABLE, table.id, role)
         if table.source_id is not None:
             _copy_grants(catalog, table.source_id, table.id)

@@ -55,13 +55,13 @@ def _name(identifier: exp.Expression) -> str:
 
 
 def _require_role(execution: Execution, name: str) -> None:
-    if not execution.catalog.role_exists(name):
+    if not execution.catalog.access.role_exists(name):
         raise ObjectNotFoundError(name, "Role")
 
 
 def _role_owned(tables: Tables, role: str) -> Need | None:
     """Managing a role (granting it, dropping it) needs its ownership, as Snowflake has it."""
-    if not tables.catalog.role_exists(role):
+    if not tables.catalog.access.role_exists(role):
         return None  # the statement says it does not exist
     securable = role_securable(role)
     return Need(securable, (Privilege.OWNERSHIP,), denied_on=securable)
@@ -74,7 +74,7 @@ def _principal_needs(tables: Tables, expression: exp.Expression) -> Iterator[Nee
         yield ADMINISTRATION
     elif kind is GranteeKind.ROLE:
         yield _role_owned(tables, name)
-    elif tables.catalog.user_exists(name):
+    elif tables.catalog.access.user_exists(name):
         yield ADMINISTRATION
 
 
@@ -100,18 +100,18 @@ def create_principal(execution: Execution) -> DataFrame:
                 raise ObjectExistsError(name, kind.value.capitalize())
             _drop_principal(execution, kind, name)
         if kind is GranteeKind.USER:
-            catalog.create_user(name, execution.now())
+            catalog.access.create_user(name, execution.now())
         else:
-            catalog.create_role(name, execution.session.role, execution.now())
+            catalog.access.create_role(name, execution.session.role, execution.now())
     return results.status(execution.spark, f"{kind.value.capitalize()} {name} successfully created.")
 
 
 def _principal_exists(execution: Execution, kind: GranteeKind, name: str) -> bool:
-    return execution.catalog.user_exists(name) if kind is GranteeKind.USER else execution.catalog.role_exists(name)
+    return execution.catalog.access.user_exists(name) if kind is GranteeKind.USER else execution.catalog.access.role_exists(name)
 
 
 def _drop_principal(execution: Execution, kind: GranteeKind, name: str) -> None:
-    (execution.catalog.drop_user if kind is GranteeKind.USER else execution.catalog.drop_role)(name)
+    (execution.catalog.access.drop_user if kind is GranteeKind.USER else execution.catalog.access.drop_role)(name)
 
 
 @registry.statement(DropPrincipal, bind=_principal_needs, query_type="DROP")
@@ -141,17 +141,17 @@ def grant_role(execution: Execution) -> DataFrame:
     role, kind, grantee = _name(expression.this), GranteeKind(expression.text("kind")), _name(expression.args["to"])
     catalog = execution.catalog
     _require_role(execution, role)
-    if kind is GranteeKind.USER and not catalog.user_exists(grantee):
+    if kind is GranteeKind.USER and not catalog.access.user_exists(grantee):
         raise ObjectNotFoundError(grantee, "User")
     if kind is GranteeKind.ROLE:
         _require_role(execution, grantee)
     with execution.work.records():
         if expression.args.get("revoke"):
-            catalog.revoke_role(role, kind, grantee)
+            catalog.access.revoke_role(role, kind, grantee)
         else:
             if kind is GranteeKind.ROLE and role in GUARD.roles(catalog, role) and grantee in GUARD.roles(catalog, role):
                 raise SqlCompilationError(f"Granting role '{role}' to role '{grantee}' would make a cycle.")
-            catalog.grant_role(role, kind, grantee, execution.session.role)
+            catalog.access.grant_role(role, kind, grantee, execution.session.role)
     return results.status(execution.spark, "Statement executed successfully.")
 
 
@@ -168,7 +168,7 @@ def user_roles(catalog: object, user: str) -> set[str]:
 
     assert isinstance(catalog, Catalog)
     found = {PUBLIC}
-    for grant in catalog.role_grants(grantee_kind=GranteeKind.USER, grantee=user):
+    for grant in catalog.access.role_grants(grantee_kind=GranteeKind.USER, grantee=user):
         found |= GUARD.roles(catalog, grant.role)
     return found
 
@@ -178,7 +178,7 @@ def use_role(catalog: object, user: str, role: str) -> None:
     from lakeclone.catalog.store import Catalog
 
     assert isinstance(catalog, Catalog)
-    if not catalog.role_exists(role) or role not in user_roles(catalog, user):
+    if not catalog.access.role_exists(role) or role not in user_roles(catalog, user):
         raise ObjectNotFoundError(role, "Role")
 
 
@@ -220,9 +220,9 @@ def _targets(tables: Tables, expression: exp.Expression) -> list[Securable]:
     container = _securable(tables, expression.text("container"), expression.this)
     catalog = tables.catalog
     schemas = (
-        [catalog.schema_by_id(container.id)]
+        [catalog.objects.schema_by_id(container.id)]
         if container.kind is ObjectKind.SCHEMA
-        else catalog.schemas(catalog.database(container.name))  # type: ignore[arg-type]
+        else catalog.objects.schemas(catalog.objects.database(container.name))  # type: ignore[arg-type]
     )
     found: list[Securable] = []
     object_kind = ObjectKind.named(kind)
@@ -230,7 +230,7 @@ def _targets(tables: Tables, expression: exp.Expression) -> list[Securable]:
         raise SqlCompilationError(f"GRANT … ON ALL {kind}S is not supported by lakeclone.")
     for schema in schemas:
         assert schema is not None
-        for entry in catalog.schema_objects(object_kind, schema):
+        for entry in catalog.schema_objects.in_schema(object_kind, schema):
             reference = exp.table_(entry.name, db=schema.name, catalog=schema.database)
             securable = relation(tables, reference, (object_kind,))
             if securable is not None:
@@ -240,7 +240,7 @@ def _targets(tables: Tables, expression: exp.Expression) -> list[Securable]:
 
 def _grant_needs(tables: Tables, expression: exp.Expression) -> Iterator[Grantable]:
     """That the role may grant each privilege on each object named: future grants in a schema or database take owning it."""
-    if not tables.catalog.role_exists(_name(expression.args["to"])):
+    if not tables.catalog.access.role_exists(_name(expression.args["to"])):
         return  # the statement says the grantee does not exist
     kind = _granted_kind(expression.text("kind"))
     privileges = [privilege(p.name, kind) for p in expression.expressions]
@@ -285,9 +285,9 @@ def grant_privileges(execution: Execution) -> DataFrame:
                     _transfer(execution, target, role, copy=bool(expression.args.get("copy_grants")))
                 elif revoke:
                     for each in _expanded(named, target.kind):
-                        catalog.revoke(target.kind, target.id, each.value, role, option_only=option)
+                        catalog.access.revoke(target.kind, target.id, each.value, role, option_only=option)
                 else:
-                    catalog.grant(Grant(target.kind, target.id, named.value, role, option, execution.session.role))
+                    catalog.access.grant(Grant(target.kind, target.id, named.value, role, option, execution.session.role))
     return results.status(execution.spark, "Statement executed successfully.")
 
 
@@ -300,8 +300,8 @@ def _transfer(execution: Execution, target: Securable, role: str, *, copy: bool)
     """GRANT OWNERSHIP: the new owner; without COPY CURRENT GRANTS the object's grants go (Snowflake's rule)."""
     catalog = execution.catalog
     if not copy:
-        catalog.revoke_all_on(target.kind, target.id)
-    catalog.set_owner(target.kind, target.id, role)
+        catalog.access.revoke_all_on(target.kind, target.id)
+    catalog.access.set_owner(target.kind, target.id, role)
 
 
 def _future(execution: Execution, privileges: list[Privilege], role: str, *, revoke: bool, option: bool) -> DataFrame:
@@ -313,9 +313,9 @@ def _future(execution: Execution, privileges: list[Privilege], role: str, *, rev
         for named in privileges:
             future = FutureGrant(container.kind, container.id, kind, named.value, role, option)
             if revoke:
-                catalog.remove_future_grant(future)
+                catalog.access.remove_future_grant(future)
             else:
-                catalog.add_future_grant(future)
+                catalog.access.add_future_grant(future)
     return results.status(execution.spark, "Statement executed successfully.")
 
 
@@ -337,22 +337,22 @@ def show_grants(execution: Execution) -> DataFrame:
                 g.role,
                 str(g.grant_option).lower(),
             )
-            for g in catalog.future_grants(container.kind, container.id)
+            for g in catalog.access.future_grants(container.kind, container.id)
         ]
         return results.rows(execution.spark, FUTURE_GRANTS_SCHEMA, future)
     if expression.text("to"):
         name = _name(expression.this)
         if GranteeKind(expression.text("to")) is GranteeKind.USER:
             # A user's role grants are shown to that user and to an administrator only.
-            if not catalog.user_exists(name) or (ACCOUNTADMIN not in roles and name != execution.session.user):
+            if not catalog.access.user_exists(name) or (ACCOUNTADMIN not in roles and name != execution.session.user):
                 raise ObjectNotFoundError(name, "User")
             data: list[tuple[object, ...]] = [
                 (None, None, None, g.role, g.grantee_kind.value, name, None, g.granted_by)
-                for g in catalog.role_grants(grantee_kind=GranteeKind.USER, grantee=name)
+                for g in catalog.access.role_grants(grantee_kind=GranteeKind.USER, grantee=name)
             ]
             return results.rows(execution.spark, GRANTS_SCHEMA, data)
         _require_role(execution, name)
-        if not _knows_role(roles, name, execution.catalog.role_owner(name)):
+        if not _knows_role(roles, name, execution.catalog.access.role_owner(name)):
             raise ObjectNotFoundError(name, "Role")
         rows = [
             (
@@ -365,15 +365,15 @@ def show_grants(execution: Execution) -> DataFrame:
                 str(g.grant_option).lower(),
                 g.granted_by,
             )
-            for g in catalog.grants_to([name])
+            for g in catalog.access.grants_to([name])
         ]
         rows += [
             (None, "USAGE", ObjectKind.ROLE.value, g.role, g.grantee_kind.value, name, "false", g.granted_by)
-            for g in catalog.role_grants(grantee_kind=GranteeKind.ROLE, grantee=name)
+            for g in catalog.access.role_grants(grantee_kind=GranteeKind.ROLE, grantee=name)
         ]
         return results.rows(execution.spark, GRANTS_SCHEMA, rows)
     target = _securable(execution.tables, expression.text("on"), expression.this)
-    owner = catalog.owner(target.kind, target.id)
+    owner = catalog.access.owner(target.kind, target.id)
     data = [(None, "OWNERSHIP", target.kind.value, target.name, GranteeKind.ROLE.value, owner, "true", owner)]
     data += [
         (
@@ -386,7 +386,7 @@ def show_grants(execution: Execution) -> DataFrame:
             str(g.grant_option).lower(),
             g.granted_by,
         )
-        for g in catalog.grants_on(target.kind, target.id)
+        for g in catalog.access.grants_on(target.kind, target.id)
     ]
     return results.rows(execution.spark, GRANTS_SCHEMA, data)
 
@@ -396,13 +396,13 @@ def _object_name(execution: Execution, kind: ObjectKind, object_id: str) -> str:
     if kind is ObjectKind.ACCOUNT:
         return "ACCOUNT"
     if kind is ObjectKind.DATABASE:
-        entry = next((d for d in catalog.databases() if d.id == object_id), None)
+        entry = next((d for d in catalog.objects.databases() if d.id == object_id), None)
         return entry.name if entry else object_id
     if kind is ObjectKind.SCHEMA:
-        schema = catalog.schema_by_id(object_id)
+        schema = catalog.objects.schema_by_id(object_id)
         return schema.qualified if schema else object_id
     named: SchemaObjectEntry | PolicyEntry | None
-    named = catalog.policy_by_id(object_id) if kind in POLICY_KINDS else catalog.schema_object_by_id(kind, object_id)
+    named = catalog.policies.policy_by_id(object_id) if kind in POLICY_KINDS else catalog.schema_objects.by_id(kind, object_id)
     return named.qualified if named else object_id
 
 
@@ -416,7 +416,7 @@ def _show_roles(execution: Execution, like: re.Pattern[str] | None) -> DataFrame
     roles = _roles(execution)
     data = [
         (created, name, owner)
-        for name, owner, created in execution.catalog.roles()
+        for name, owner, created in execution.catalog.access.roles()
         if (like is None or like.fullmatch(name)) and _knows_role(roles, name, owner)
     ]
     return results.rows(execution.spark, "created_on TIMESTAMP, name STRING, owner STRING", data)
@@ -427,7 +427,7 @@ def _show_users(execution: Execution, like: re.Pattern[str] | None) -> DataFrame
     administrator = ACCOUNTADMIN in _roles(execution)
     data = [
         (created, name)
-        for name, created in execution.catalog.users()
+        for name, created in execution.catalog.access.users()
         if (like is None or like.fullmatch(name)) and (administrator or name == execution.session.user)
     ]
     return results.rows(execution.spark, "created_on TIMESTAMP, name STRING", data)

@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from lakeclone.catalog.db import CatalogConnection, timestamp_text
+from lakeclone.catalog.db import Store, timestamp_text
 from lakeclone.catalog.entries import GranteeKind, ObjectKind
 
 ADMINISTRATOR = "ADMIN"
@@ -58,7 +58,7 @@ class RoleGrant:
     granted_by: str
 
 
-class AccessStore(CatalogConnection):
+class AccessStore(Store):
     """The access-control part of the catalog."""
 
     def user_exists(self, name: str) -> bool:

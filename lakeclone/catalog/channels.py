@@ -7,7 +7,7 @@ import sqlite3
 import uuid
 
 from lakeclone.catalog.db import (
-    CatalogConnection,
+    Store,
     optional_timestamp,
     optional_timestamp_text,
     parse_timestamp,
@@ -16,7 +16,7 @@ from lakeclone.catalog.db import (
 from lakeclone.catalog.entries import ChannelEntry
 
 
-class ChannelStore(CatalogConnection):
+class ChannelStore(Store):
     """Channels by table and name; the offset token itself lives in the table's Delta log."""
 
     def channel(self, table_id: str, name: str) -> ChannelEntry | None:

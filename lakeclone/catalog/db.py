@@ -192,18 +192,6 @@ class CatalogConnection:
         finally:
             self._db.held_names = None
 
-    def _as_first_held(self, key: tuple[str, ...], row: sqlite3.Row | None) -> sqlite3.Row | None:
-        """``row``, the live object a name holds now, as :meth:`names_held` lets the statement see it.
-
-        ``key`` is the catalog table and the name.
-        """
-        held = self._db.held_names
-        if held is None or self._db.in_transaction:
-            return row
-        object_id: str | None = row["id"] if row is not None else None
-        first = held.setdefault(key, object_id)
-        return row if first == object_id else None
-
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
         """Run the block atomically: all of its changes, or none.
@@ -285,6 +273,37 @@ class CatalogConnection:
         """Commit (or roll back) what the statement's blocks changed; nothing when it changed nothing."""
         if self._db.in_transaction:
             self._db.execute("COMMIT" if commit else "ROLLBACK")
+
+
+class Store:
+    """One part of the catalog, grouped by what it stores, on the catalog's connection.
+
+    Its reads run on the connection as it is; its writes join the transaction
+    the caller opened (a statement's unit of work, or the catalog's own).
+    """
+
+    def __init__(self, connection: CatalogConnection) -> None:
+        self._connection = connection
+        self._db = connection._db
+
+    def transaction(self) -> contextlib.AbstractContextManager[None]:
+        """A block of this part's changes that must land together (see :meth:`CatalogConnection.transaction`)."""
+        return self._connection.transaction()
+
+    def joined_or_at_once(self) -> contextlib.AbstractContextManager[None]:
+        return self._connection.joined_or_at_once()
+
+    def _as_first_held(self, key: tuple[str, ...], row: sqlite3.Row | None) -> sqlite3.Row | None:
+        """``row``, the live object a name holds now, as :meth:`names_held` lets the statement see it.
+
+        ``key`` is the catalog table and the name.
+        """
+        held = self._db.held_names
+        if held is None or self._db.in_transaction:
+            return row
+        object_id: str | None = row["id"] if row is not None else None
+        first = held.setdefault(key, object_id)
+        return row if first == object_id else None
 
     def _named(self, objects: SchemaObjectTable[Entry], database: str, schema: str, name: str) -> Entry | None:
         """The live object a qualified name holds."""

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from lakeclone.catalog.db import CatalogConnection, parse_timestamp, timestamp_text
+from lakeclone.catalog.db import Store, parse_timestamp, timestamp_text
 from lakeclone.catalog.entries import ClusteringEntry, ColumnDefault, ConstraintEntry, ConstraintKind, Identity
 
 
-class DefinitionStore(CatalogConnection):
+class DefinitionStore(Store):
     """Column defaults, constraints and clustering keys, by table id."""
 
     def column_defaults(self, table_id: str) -> list[ColumnDefault]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lakeclone.catalog.db import CatalogConnection
+from lakeclone.catalog.db import Store
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ class PendingFolder:
     made: bool
 
 
-class FolderStore(CatalogConnection):
+class FolderStore(Store):
     """Pending folders: recorded before a statement writes into one, settled with the statement's record."""
 
     def pend_folder(self, folder: PendingFolder) -> None:

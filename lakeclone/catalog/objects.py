@@ -12,7 +12,7 @@ import datetime as dt
 import sqlite3
 import uuid
 
-from lakeclone.catalog.db import CatalogConnection, optional_timestamp, parse_timestamp, timestamp_text
+from lakeclone.catalog.db import Store, optional_timestamp, parse_timestamp, timestamp_text
 from lakeclone.catalog.entries import CloneKind, DatabaseEntry, SchemaEntry, TableEntry, TableKind, VacuumEntry
 
 DEFAULT_DATABASE = "LAKE"
@@ -29,7 +29,7 @@ _TABLE_ROWS = (
 _LIVE_PARENTS = " WHERE d.dropped_at IS NULL AND s.dropped_at IS NULL AND t.purged_at IS NULL"
 
 
-class ObjectStore(CatalogConnection):
+class ObjectStore(Store):
     """Databases, schemas and tables."""
 
     def ensure_default(self, now: dt.datetime) -> None:

@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from lakeclone.catalog.db import CatalogConnection
+from lakeclone.catalog.db import Store
 from lakeclone.catalog.entries import ObjectKind, TableEntry
 from lakeclone.errors import InvalidParameterError
 
@@ -127,10 +127,10 @@ def lookup(key: str, level: ObjectKind) -> Parameter:
 _IDS_PER_QUERY = 500
 
 
-class ParameterStore(CatalogConnection):
+class ParameterStore(Store):
     """Parameter values set on databases, schemas and tables, by object id."""
 
-    def parameters(self, object_id: str) -> dict[str, str]:
+    def of(self, object_id: str) -> dict[str, str]:
         rows = self._db.execute("SELECT key, value FROM parameters WHERE object_id = ?", (object_id,)).fetchall()
         return {r["key"]: r["value"] for r in rows}
 
@@ -156,7 +156,7 @@ class ParameterStore(CatalogConnection):
         """A parameter's value along a chain of objects, innermost first, and the level it was set on (None: the default)."""
         parameter = PARAMETERS[key]
         for level, object_id in chain if parameter.inherited else chain[:1]:
-            value = self.parameters(object_id).get(key)
+            value = self.of(object_id).get(key)
             if value is not None:
                 return value, level
         return parameter.default, None

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from lakeclone.catalog.db import CatalogConnection, parse_timestamp, timestamp_text
+from lakeclone.catalog.db import Store, parse_timestamp, timestamp_text
 from lakeclone.catalog.entries import ObjectKind, SchemaEntry
 
 
@@ -98,7 +98,7 @@ _SELECT = (
 )
 
 
-class PolicyStore(CatalogConnection):
+class PolicyStore(Store):
     """The governance part of the catalog: policies, tags and their references."""
 
     def policy(self, database: str, schema: str, name: str, kind: PolicyKind) -> PolicyEntry | None:
@@ -114,7 +114,7 @@ class PolicyStore(CatalogConnection):
         row = self._db.execute(_SELECT + " WHERE p.id = ?", (policy_id,)).fetchone()
         return _policy(row) if row else None
 
-    def policies(self, schema: SchemaEntry, kind: PolicyKind) -> list[PolicyEntry]:
+    def in_schema(self, schema: SchemaEntry, kind: PolicyKind) -> list[PolicyEntry]:
         """A schema's policies (or tags) of ``kind``, by name."""
         rows = self._db.execute(
             _SELECT + " WHERE p.schema_id = ? AND p.kind = ? ORDER BY p.name", (schema.id, kind.value)

@@ -6,11 +6,11 @@ import datetime as dt
 import sqlite3
 from collections.abc import Collection
 
-from lakeclone.catalog.db import CatalogConnection, optional_timestamp, parse_timestamp, timestamp_text
+from lakeclone.catalog.db import Store, optional_timestamp, parse_timestamp, timestamp_text
 from lakeclone.catalog.entries import QueryEntry, QueryOrigin
 
 
-class QueryStore(CatalogConnection):
+class QueryStore(Store):
     """Statements by query id, for ``AT|BEFORE(STATEMENT => id)`` and QUERY_HISTORY."""
 
     def tick(self) -> int:

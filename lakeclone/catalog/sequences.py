@@ -8,8 +8,8 @@ import uuid
 
 from lakeclone.catalog.db import (
     LIVE_OBJECT,
-    CatalogConnection,
     SchemaObjectTable,
+    Store,
     optional_timestamp,
     parse_timestamp,
     timestamp_text,
@@ -17,7 +17,7 @@ from lakeclone.catalog.db import (
 from lakeclone.catalog.entries import SchemaEntry, SequenceEntry
 
 
-class SequenceStore(CatalogConnection):
+class SequenceStore(Store):
     """Sequences live in a schema like tables; ``next_value`` is the next value handed out."""
 
     def sequence(self, database: str, schema: str, name: str) -> SequenceEntry | None:
@@ -30,7 +30,7 @@ class SequenceStore(CatalogConnection):
     def sequence_is_live(self, sequence_id: str) -> bool:
         return self._db.execute(SEQUENCES.select + " WHERE o.id = ?" + LIVE_OBJECT, (sequence_id,)).fetchone() is not None
 
-    def sequences(self, schema: SchemaEntry) -> list[SequenceEntry]:
+    def in_schema(self, schema: SchemaEntry) -> list[SequenceEntry]:
         return self._in_schema(SEQUENCES, schema.id)
 
     def create_sequence(

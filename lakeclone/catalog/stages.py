@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from lakeclone.catalog.db import CatalogConnection, SchemaObjectTable, optional_timestamp, parse_timestamp, timestamp_text
+from lakeclone.catalog.db import SchemaObjectTable, Store, optional_timestamp, parse_timestamp, timestamp_text
 from lakeclone.catalog.entries import SchemaEntry, SchemaObjectEntry
 
 
@@ -53,7 +53,7 @@ class LoadedFile:
     pending: bool
 
 
-class StageStore(CatalogConnection):
+class StageStore(Store):
     """Stages live in a schema, in a namespace of their own; load history is kept per table and file."""
 
     def stage(self, database: str, schema: str, name: str) -> StageEntry | None:
@@ -63,7 +63,7 @@ class StageStore(CatalogConnection):
         """A stage by identity, live or dropped."""
         return self._with_id(STAGES, stage_id)
 
-    def stages(self, schema: SchemaEntry) -> list[StageEntry]:
+    def in_schema(self, schema: SchemaEntry) -> list[StageEntry]:
         return self._in_schema(STAGES, schema.id)
 
     def create_stage(

@@ -1,7 +1,7 @@
 """The catalog of one warehouse: SQLite in the warehouse folder, shared safely by every process using it.
 
 Each part of it lives in a module named for what it stores; :class:`Catalog`
-is all of them on one connection.
+holds each part by its name, on one connection.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakeclone.catalog.access import AccessStore
 from lakeclone.catalog.channels import ChannelStore
-from lakeclone.catalog.db import SchemaObjectTable, parse_timestamp, timestamp_text
+from lakeclone.catalog.db import CatalogConnection, SchemaObjectTable, Store, parse_timestamp, timestamp_text
 from lakeclone.catalog.definitions import DefinitionStore
 from lakeclone.catalog.entries import (
     ChannelEntry,
@@ -47,6 +47,8 @@ from lakeclone.catalog.transactions import TransactionStore
 from lakeclone.catalog.views import VIEWS, ViewStore
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from lakeclone.catalog.names import QualifiedName
 
 # Where each kind of schema object a feature owns is kept.
@@ -90,48 +92,80 @@ __all__ = [
 ]
 
 
-class Catalog(
-    AccessStore,
-    ObjectStore,
-    ParameterStore,
-    QueryStore,
-    SequenceStore,
-    DefinitionStore,
-    StreamStore,
-    ViewStore,
-    TransactionStore,
-    ChannelStore,
-    PolicyStore,
-    FolderStore,
-    StageStore,
-):
-    """The catalog of one warehouse: objects, parameters, statements, sequences, definitions, streams, views,
-    transactions, access control, channels, policies and tags, the folders statements are writing, stages and load history."""
+class SchemaObjectStore(Store):
+    """Every kind of schema object (a table, view, stream, sequence, stage or file format), by its kind."""
 
-    def schema_object(self, kind: ObjectKind, name: QualifiedName) -> SchemaObjectEntry | None:
-        """The live object of ``kind`` (a table, view, stream, sequence, stage or file format) ``name`` holds, or None."""
+    def __init__(self, connection: CatalogConnection, objects: ObjectStore) -> None:
+        super().__init__(connection)
+        self._objects = objects
+
+    def named(self, kind: ObjectKind, name: QualifiedName) -> SchemaObjectEntry | None:
+        """The live object of ``kind`` ``name`` holds, or None."""
         if kind is ObjectKind.TABLE:
-            return self.table(name.database, name.schema, name.name)
+            return self._objects.table(name.database, name.schema, name.name)
         return self._named(_SCHEMA_OBJECT_TABLES[kind], name.database, name.schema, name.name)
 
-    def schema_object_by_id(self, kind: ObjectKind, object_id: str) -> SchemaObjectEntry | None:
+    def by_id(self, kind: ObjectKind, object_id: str) -> SchemaObjectEntry | None:
         """An object of ``kind`` by identity, live or dropped."""
         if kind is ObjectKind.TABLE:
-            return self.table_by_id(object_id)
+            return self._objects.table_by_id(object_id)
         return self._with_id(_SCHEMA_OBJECT_TABLES[kind], object_id)
 
-    def schema_objects(self, kind: ObjectKind, schema: SchemaEntry) -> Sequence[SchemaObjectEntry]:
+    def in_schema(self, kind: ObjectKind, schema: SchemaEntry) -> Sequence[SchemaObjectEntry]:
         """A schema's live objects of ``kind``, by name."""
         if kind is ObjectKind.TABLE:
-            return self.tables(schema)
+            return self._objects.tables(schema)
         return self._in_schema(_SCHEMA_OBJECT_TABLES[kind], schema.id)
 
-    def drop_schema_object(self, kind: ObjectKind, object_id: str, now: dt.datetime) -> None:
-        """Mark an object of ``kind`` dropped at ``now`` (not a table: dropping one is more, see ``drop_table``)."""
+    def drop(self, kind: ObjectKind, object_id: str, now: dt.datetime) -> None:
+        """Mark an object of ``kind`` dropped at ``now`` (not a table: dropping one is more, see ``ObjectStore.drop_table``)."""
         self._mark_dropped(_SCHEMA_OBJECT_TABLES[kind].table, object_id, now)
+
+
+class Catalog(CatalogConnection):
+    """The catalog of one warehouse, on one connection, in parts grouped by what they store.
+
+    Each part is reached by its name and has the few methods its callers
+    need: ``catalog.objects.table(...)``, ``catalog.access.grant(...)``. A
+    block of changes to several parts that must land together runs in
+    :meth:`~CatalogConnection.transaction` (or a statement's unit of work).
+
+    Attributes:
+        objects: databases, schemas and tables.
+        schema_objects: any kind of schema object, by kind.
+        access: users, roles, grants and ownership.
+        parameters: object parameters (retention, change tracking, ...).
+        queries: the query history.
+        sequences: sequences.
+        definitions: table definitions' parts: defaults, constraints, clustering keys.
+        streams: streams and their offsets.
+        views: views.
+        transactions: open transactions and table locks.
+        channels: ingestion channels.
+        policies: masking and row access policies, tags, and where they apply.
+        folders: the folders statements are writing, until they are recorded.
+        stages: stages, file formats and load history.
+    """
+
+    def __init__(self, path: Path, *, timeout: float = 60) -> None:
+        super().__init__(path, timeout=timeout)
+        self.objects = ObjectStore(self)
+        self.schema_objects = SchemaObjectStore(self, self.objects)
+        self.access = AccessStore(self)
+        self.parameters = ParameterStore(self)
+        self.queries = QueryStore(self)
+        self.sequences = SequenceStore(self)
+        self.definitions = DefinitionStore(self)
+        self.streams = StreamStore(self)
+        self.views = ViewStore(self)
+        self.transactions = TransactionStore(self)
+        self.channels = ChannelStore(self)
+        self.policies = PolicyStore(self)
+        self.folders = FolderStore(self)
+        self.stages = StageStore(self)
 
     def horizon(self, table: TableEntry, now: dt.datetime) -> dt.datetime:
         """The oldest moment time travel on ``table`` reaches: its retention window, or a VACUUM that kept less."""
-        window = now - self.retention(table)
-        vacuumed = self.vacuumed_before(table)
+        window = now - self.parameters.retention(table)
+        vacuumed = self.objects.vacuumed_before(table)
         return max(window, vacuumed) if vacuumed is not None else window

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 
 from lakeclone.catalog.db import (
     LIVE_OBJECT,
-    CatalogConnection,
     SchemaObjectTable,
+    Store,
     optional_timestamp,
     parse_timestamp,
     timestamp_text,
@@ -26,7 +26,7 @@ from lakeclone.catalog.entries import (
 )
 
 
-class StreamStore(CatalogConnection):
+class StreamStore(Store):
     """Streams live in a schema like tables, and follow their source by id."""
 
     # Streams ---------------------------------------------------------------
@@ -38,7 +38,7 @@ class StreamStore(CatalogConnection):
         """A stream by identity, live or dropped."""
         return self._with_id(STREAMS, stream_id)
 
-    def streams(self, schema: SchemaEntry) -> list[StreamEntry]:
+    def in_schema(self, schema: SchemaEntry) -> list[StreamEntry]:
         return self._in_schema(STREAMS, schema.id)
 
     def streams_on(self, table_id: str) -> list[StreamEntry]:

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import sqlite3
 
-from lakeclone.catalog.db import CatalogConnection, parse_timestamp, timestamp_text
+from lakeclone.catalog.db import Store, parse_timestamp, timestamp_text
 from lakeclone.catalog.entries import HiddenOutcome, HiddenVersions, TableLock, TransactionEntry
 
 
-class TransactionStore(CatalogConnection):
+class TransactionStore(Store):
     """Transactions, table locks and hidden versions."""
 
     # Transactions -----------------------------------------------------------

@@ -8,11 +8,11 @@ import sqlite3
 import uuid
 from collections.abc import Sequence
 
-from lakeclone.catalog.db import CatalogConnection, SchemaObjectTable, optional_timestamp, parse_timestamp, timestamp_text
+from lakeclone.catalog.db import SchemaObjectTable, Store, optional_timestamp, parse_timestamp, timestamp_text
 from lakeclone.catalog.entries import SchemaEntry, ViewEntry
 
 
-class ViewStore(CatalogConnection):
+class ViewStore(Store):
     """Views live in a schema like tables; a dropped view keeps its row, marked ``dropped_at``."""
 
     def view(self, database: str, schema: str, name: str) -> ViewEntry | None:
@@ -22,7 +22,7 @@ class ViewStore(CatalogConnection):
         """A view by identity, live or dropped."""
         return self._with_id(VIEWS, view_id)
 
-    def views(self, schema: SchemaEntry) -> list[ViewEntry]:
+    def in_schema(self, schema: SchemaEntry) -> list[ViewEntry]:
         """A schema's live views, by name."""
         return self._in_schema(VIEWS, schema.id)
 

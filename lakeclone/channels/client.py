@@ -363,7 +363,7 @@ class StreamingClient:
 
 def _converter_for(catalog: Catalog, table: TableEntry, schema: StructType) -> RowConverter:
     """The table's row converter, or ChannelOpenError for a table channels refuse."""
-    for default in catalog.column_defaults(table.id):
+    for default in catalog.definitions.column_defaults(table.id):
         if default.draws:
             raise ChannelOpenError(
                 f"Channels cannot write table {table.qualified}: column {default.column} is AUTOINCREMENT/IDENTITY."
@@ -391,8 +391,8 @@ def expire(catalog: Catalog, entry: ChannelEntry, now: dt.datetime) -> ChannelEn
     """A channel with no ingestion for 30 days starts over with a NULL token (the caller holds a catalog transaction)."""
     if now - (entry.last_committed_at or entry.created_at) <= EXPIRY:
         return entry
-    catalog.reset_channel(entry.id, now)
-    fresh = catalog.channel_by_id(entry.id)
+    catalog.channels.reset_channel(entry.id, now)
+    fresh = catalog.channels.channel_by_id(entry.id)
     assert fresh is not None
     return fresh
 
@@ -413,7 +413,7 @@ def _run_open(execution: Execution) -> DataFrame:
 def _run_compaction(execution: Execution) -> DataFrame:
     """Compact the small files channels wrote to a table, as Delta's auto compaction would."""
     table: TableEntry = execution.expression.args["work"]
-    if execution.catalog.live_table_at(table.location) is None:
+    if execution.catalog.objects.live_table_at(table.location) is None:
         raise ChannelInvalidError(f"Table {table.qualified} was dropped.")
     return optimize_table(execution, table, auto=True)
 
@@ -423,7 +423,7 @@ def _run_record_errors(execution: Execution) -> DataFrame:
     """Record rows a channel rejected, or its background flush's failure, where SHOW CHANNELS reads them."""
     errors: ChannelErrors = execution.expression.args["work"]
     with execution.work.records():
-        execution.catalog.record_channel_errors(errors.channel_id, errors.rows, errors.message, errors.pending_since)
+        execution.catalog.channels.record_channel_errors(errors.channel_id, errors.rows, errors.message, errors.pending_since)
     return results.status(execution.spark, "Statement executed successfully.")
 
 
@@ -435,10 +435,10 @@ def _open(execution: Execution, table: TableEntry, name: str, client: str) -> tu
     catalog = execution.catalog
     # Durable before the fencing commit: the commit carries the new handle's generation.
     with execution.work.durable():
-        existing = catalog.channel(table.id, name)
+        existing = catalog.channels.channel(table.id, name)
         if existing is not None:
             expire(catalog, existing, execution.now())
-        entry = catalog.open_channel(table.id, name, client, execution.now())
+        entry = catalog.channels.open_channel(table.id, name, client, execution.now())
     log = execution.delta.table(table.location)
     for _ in range(_OPEN_ATTEMPTS):
         current = channel_log.txn_version(log, entry.app_id)
@@ -446,7 +446,7 @@ def _open(execution: Execution, table: TableEntry, name: str, client: str) -> tu
         try:
             if _write(execution, table, entry, current + 1, token, None, opened=True):
                 with execution.work.records():
-                    catalog.cache_channel_token(entry.id, entry.app_id, current + 1, token)
+                    catalog.channels.cache_channel_token(entry.id, entry.app_id, current + 1, token)
                 return entry, current + 1, token
         except ConcurrentWriteError:
             pass  # an older handle's flush won the race: read what it committed and fence again
@@ -499,10 +499,10 @@ def _run_flush(execution: Execution) -> DataFrame:
     flush: _Flush = execution.expression.args["work"]
     channel, buffer, version = flush.channel, flush.buffer, flush.version
     entry, table, catalog = channel._entry, channel.table, execution.catalog
-    current = catalog.channel_by_id(entry.id)
+    current = catalog.channels.channel_by_id(entry.id)
     if current is None or (current.generation, current.app_id) != (entry.generation, entry.app_id):
         raise ChannelInvalidError(f"Channel {channel.name} was reopened by another handle.")
-    if catalog.live_table_at(table.location) is None:
+    if catalog.objects.live_table_at(table.location) is None:
         raise ChannelInvalidError(f"The table of channel {channel.name} was dropped.")
     frame = _frame(execution.spark, channel._schema, buffer.tables)
     try:
@@ -514,7 +514,9 @@ def _run_flush(execution: Execution) -> DataFrame:
     with execution.work.records():
         # Rows inserted while this flush ran wait for the next: the channel's lag runs from the oldest of them.
         pending_since = channel._waiting_since()
-        catalog.record_channel_commit(entry.id, entry.app_id, version, buffer.token, buffer.rows, execution.now(), pending_since)
+        catalog.channels.record_channel_commit(
+            entry.id, entry.app_id, version, buffer.token, buffer.rows, execution.now(), pending_since
+        )
     return results.counts(execution.spark, [("number of rows inserted", buffer.rows)])
 
 

@@ -34,7 +34,7 @@ def _tables(execution: Execution) -> list[TableEntry]:
     scope = expression.args.get("scope")
     if isinstance(scope, exp.Table) and ObjectKind.named(expression.args.get("scope_kind")) is ObjectKind.TABLE:
         return [execution.tables.entry(scope)]
-    return [table for schema in scope_schemas(execution) for table in execution.catalog.tables(schema)]
+    return [table for schema in scope_schemas(execution) for table in execution.catalog.objects.tables(schema)]
 
 
 def _row(execution: Execution, table: TableEntry, channel: ChannelEntry) -> tuple[Any, ...]:
@@ -46,7 +46,7 @@ def _row(execution: Execution, table: TableEntry, channel: ChannelEntry) -> tupl
     token = channel_log.token_at(log, channel, version)
     if version != channel.txn_version:
         with execution.work.records():
-            execution.catalog.cache_channel_token(channel.id, channel.app_id, version if version >= 0 else None, token)
+            execution.catalog.channels.cache_channel_token(channel.id, channel.app_id, version if version >= 0 else None, token)
     return (
         channel.created_at,
         channel.name,
@@ -69,7 +69,7 @@ def show_channels(execution: Execution, like: re.Pattern[str] | None) -> DataFra
     data = [
         _row(execution, table, channel)
         for table in _tables(execution)
-        for channel in execution.catalog.channels_of(table.id)
+        for channel in execution.catalog.channels.channels_of(table.id)
         if matches(like, channel.name)
     ]
     return results.rows(execution.spark, COLUMNS, data)

@@ -91,7 +91,7 @@ def _clone_table(execution: Execution) -> DataFrame:
     version = _version(execution, source, timetravel.point_of(clone.this))
 
     catalog = execution.catalog
-    existing = catalog.table(target.database, target.schema, target.name)
+    existing = catalog.objects.table(target.database, target.schema, target.name)
     if existing is not None:
         if expression.args.get("exists"):
             return results.status(execution.spark, f"{target.name} already exists, statement succeeded.")
@@ -104,14 +104,14 @@ def _clone_table(execution: Execution) -> DataFrame:
     cloned = _write_clone(execution, target.name, source, version, deep=deep, location=location_of(expression))
     with execution.work.records():
         require_free_name(execution, target)
-        current = catalog.table(target.database, target.schema, target.name)
+        current = catalog.objects.table(target.database, target.schema, target.name)
         if current is not None:
             if not expression.args.get("replace"):
                 raise ObjectExistsError(target.name)
-            catalog.drop_table(current, execution.now())
+            catalog.objects.drop_table(current, execution.now())
         entry = _register(execution, schema, cloned)
         for key, value in settings.items():
-            catalog.set_parameter(entry.id, key, value)
+            catalog.parameters.set_parameter(entry.id, key, value)
         _run_clone_hooks(CloneEvent(catalog, execution.now(), [(source.id, entry.id)]))
     return results.status(execution.spark, f"Table {target.name} successfully created.")
 
@@ -264,7 +264,7 @@ def _register(execution: Execution, schema: SchemaEntry, cloned: ClonedTable) ->
     copied: the clone inherits from its own container instead.
     """
     catalog = execution.catalog
-    entry = catalog.create_table(
+    entry = catalog.objects.create_table(
         schema,
         cloned.name,
         kind=TableKind.MANAGED if cloned.managed else TableKind.EXTERNAL,
@@ -276,8 +276,8 @@ def _register(execution: Execution, schema: SchemaEntry, cloned: ClonedTable) ->
         source_version=cloned.version,
         clone_kind=cloned.kind,
     )
-    for key, value in catalog.parameters(cloned.source.id).items():
-        catalog.set_parameter(entry.id, key, value)
+    for key, value in catalog.parameters.of(cloned.source.id).items():
+        catalog.parameters.set_parameter(entry.id, key, value)
     return entry
 
 
@@ -290,7 +290,7 @@ def _refresh_deep_clone(execution: Execution, target: TableEntry, source: TableE
     parameters: dict[str, object] = {"source": source.qualified, "sourceVersion": version, "isShallow": "false"}
     _deep_clone(execution, source, version, target.location, parameters, new_table=False)
     with execution.work.records():
-        execution.catalog.set_lineage(target, source_version=version)
+        execution.catalog.objects.set_lineage(target, source_version=version)
     return results.status(execution.spark, f"Table {target.name} successfully created.")
 
 
@@ -321,7 +321,7 @@ def _clone_container(execution: Execution, kind: ObjectKind) -> DataFrame:
         if not existed(source_db.created_at):
             raise ObjectNotFoundError(source_db.name)
         target_name = database_name(expression.this)
-        sources = [s for s in catalog.schemas(source_db) if existed(s.created_at)]
+        sources = [s for s in catalog.objects.schemas(source_db) if existed(s.created_at)]
         targets = [(target_name, s.name) for s in sources]
     else:
         source_db_name, source_schema_name = schema_name(clone.this, database=session.database)
@@ -335,14 +335,14 @@ def _clone_container(execution: Execution, kind: ObjectKind) -> DataFrame:
 
     label = targets[0][1] if kind is ObjectKind.SCHEMA else target_name
     if expression.args.get("exists"):
-        taken = catalog.schema(*targets[0]) if kind is ObjectKind.SCHEMA else catalog.database(target_name)
+        taken = catalog.objects.schema(*targets[0]) if kind is ObjectKind.SCHEMA else catalog.objects.database(target_name)
         if taken is not None:
             return results.status(execution.spark, f"{label} already exists, statement succeeded.")
 
     # Write every table's log first; the catalog then takes them all in one transaction.
     written: list[tuple[int, ClonedTable]] = []
     for index, schema in enumerate(sources):
-        for table in catalog.tables(schema):
+        for table in catalog.objects.tables(schema):
             if not existed(table.created_at):
                 continue
             version = _version_at_moment(execution, table, moment, before=before)
@@ -355,12 +355,12 @@ def _clone_container(execution: Execution, kind: ObjectKind) -> DataFrame:
         schema_pairs: list[tuple[SchemaEntry, SchemaEntry]] = []
         for (_, schema_label), source_schema_entry in zip(targets, sources, strict=True):
             new_schema = _replace_schema(execution, database, schema_label, expression if kind is ObjectKind.SCHEMA else None)
-            for key, value in catalog.parameters(source_schema_entry.id).items():
-                catalog.set_parameter(new_schema.id, key, value)
+            for key, value in catalog.parameters.of(source_schema_entry.id).items():
+                catalog.parameters.set_parameter(new_schema.id, key, value)
             schema_pairs.append((source_schema_entry, new_schema))
         if kind is ObjectKind.DATABASE:
-            for key, value in catalog.parameters(source_db.id).items():
-                catalog.set_parameter(database.id, key, value)
+            for key, value in catalog.parameters.of(source_db.id).items():
+                catalog.parameters.set_parameter(database.id, key, value)
         pairs = [(cloned.source.id, _register(execution, schema_pairs[index][1], cloned).id) for index, cloned in written]
         _run_clone_hooks(CloneEvent(catalog, execution.now(), pairs, schema_pairs, existed))
     if kind is ObjectKind.SCHEMA:
@@ -372,22 +372,22 @@ def _clone_container(execution: Execution, kind: ObjectKind) -> DataFrame:
 
 def _replace_database(execution: Execution, name: str, expression: exp.Expression) -> DatabaseEntry:
     catalog = execution.catalog
-    existing = catalog.database(name)
+    existing = catalog.objects.database(name)
     if existing is not None:
         if not expression.args.get("replace"):
             raise ObjectExistsError(name)
-        catalog.drop_database(existing, execution.now())
-    return catalog.create_database(name, execution.now())
+        catalog.objects.drop_database(existing, execution.now())
+    return catalog.objects.create_database(name, execution.now())
 
 
 def _replace_schema(execution: Execution, database: DatabaseEntry, name: str, expression: exp.Expression | None) -> SchemaEntry:
     catalog = execution.catalog
-    existing = catalog.schema(database.name, name)
+    existing = catalog.objects.schema(database.name, name)
     if existing is not None:
         if expression is None or not expression.args.get("replace"):
             raise ObjectExistsError(name)
-        catalog.drop_schema(existing, execution.now())
-    return catalog.create_schema(database, name, execution.now())
+        catalog.objects.drop_schema(existing, execution.now())
+    return catalog.objects.create_schema(database, name, execution.now())
 
 
 registry.SLOTS.clone = create_clone

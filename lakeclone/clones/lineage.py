@@ -87,10 +87,10 @@ def lineage(catalog: Catalog, delta: Delta, table: TableEntry) -> Lineage:
     ancestor: TableEntry | None = table
     while ancestor is not None and ancestor.id not in graph.nodes:
         graph.nodes[ancestor.id] = _node(delta, ancestor)
-        ancestor = catalog.table_by_id(ancestor.source_id) if ancestor.source_id else None
+        ancestor = catalog.objects.table_by_id(ancestor.source_id) if ancestor.source_id else None
     pending = [table.id]
     while pending:
-        for clone in catalog.clones_of(pending.pop(), purged=True):
+        for clone in catalog.objects.clones_of(pending.pop(), purged=True):
             if clone.id not in graph.nodes:
                 graph.nodes[clone.id] = _node(delta, clone)
                 pending.append(clone.id)

@@ -68,7 +68,7 @@ def check_key(keys: list[str], columns: list[str]) -> list[str]:
 
 def table_attributes(catalog: Catalog, table_id: str) -> dict[str, Any]:
     """SHOW TABLES' ``cluster_by`` and ``automatic_clustering``, DESCRIBE DETAIL's ``clusteringColumns``."""
-    clustering = catalog.clustering(table_id)
+    clustering = catalog.definitions.clustering(table_id)
     if clustering is None:
         return {}
     return {
@@ -89,7 +89,7 @@ class ClusteringKey:
     def store(self, catalog: Catalog, entry: TableEntry) -> None:
         if self.keys is not None:
             columns = self.execution.tables.log(entry).schema().fieldNames()
-            catalog.set_clustering(entry.id, check_key(self.keys, columns), automatic=True)
+            catalog.definitions.set_clustering(entry.id, check_key(self.keys, columns), automatic=True)
 
 
 def read_key(execution: Execution, name: QualifiedName, create: exp.Create, elements: list[exp.Expression]) -> ClusteringKey:
@@ -103,7 +103,7 @@ def _table_columns(execution: Execution, entry: TableEntry) -> list[str]:
 def _entry_or_none(execution: Execution) -> TableEntry | None:
     expression = execution.expression
     name = execution.tables.name(expression.this)
-    entry = execution.catalog.table(name.database, name.schema, name.name)
+    entry = execution.catalog.objects.table(name.database, name.schema, name.name)
     if entry is None and not expression.args.get("exists"):
         return execution.tables.entry(expression.this)  # raises ObjectNotFoundError
     return entry
@@ -124,10 +124,10 @@ def alter_clustering(execution: Execution) -> DataFrame:
         if entry is not None:
             if keys:
                 check_key(keys, _table_columns(execution, entry))
-                current = catalog.clustering(entry.id)
-                catalog.set_clustering(entry.id, keys, automatic=current.automatic if current else True)
+                current = catalog.definitions.clustering(entry.id)
+                catalog.definitions.set_clustering(entry.id, keys, automatic=current.automatic if current else True)
             else:
-                catalog.drop_clustering(entry.id)
+                catalog.definitions.drop_clustering(entry.id)
     return results.status(execution.spark, "Statement executed successfully.")
 
 
@@ -139,19 +139,19 @@ def alter_recluster(execution: Execution) -> DataFrame:
     with execution.work.records():
         entry = _entry_or_none(execution)
         if entry is not None:
-            clustering = catalog.clustering(entry.id)
+            clustering = catalog.definitions.clustering(entry.id)
             if clustering is None:
                 raise SqlCompilationError(f"Table '{entry.name}' has no clustering key.")
-            catalog.set_clustering(entry.id, clustering.keys, automatic=automatic)
+            catalog.definitions.set_clustering(entry.id, clustering.keys, automatic=automatic)
     return results.status(execution.spark, "Statement executed successfully.")
 
 
 def clone_keys(event: CloneEvent) -> None:
     """A clone keeps its source's key, with automatic clustering suspended until RESUME RECLUSTER."""
     for source_id, clone_id in event.tables:
-        clustering = event.catalog.clustering(source_id)
+        clustering = event.catalog.definitions.clustering(source_id)
         if clustering is not None:
-            event.catalog.set_clustering(clone_id, clustering.keys, automatic=False)
+            event.catalog.definitions.set_clustering(clone_id, clustering.keys, automatic=False)
 
 
 registry.TABLE_DEFINITIONS.append(read_key)

@@ -65,7 +65,7 @@ def optimize_table(execution: Execution, entry: TableEntry, *, auto: bool, zorde
     ``auto`` says, in DESCRIBE HISTORY, that no statement asked for it
     (automatic clustering, a channel table's background compaction).
     """
-    clustering = execution.catalog.clustering(entry.id)
+    clustering = execution.catalog.definitions.clustering(entry.id)
     keys = list(clustering.keys) if clustering else []
     # The target: its commit waits for other sessions' transactions on the table, like any statement's.
     with execution.work.delta(parameters={"clusterBy": json.dumps(keys), "auto": str(auto).lower()}, target=entry.location):
@@ -82,7 +82,7 @@ def after_dml(execution: Execution, entry: TableEntry) -> None:
     committed: losing a race with another writer (or any other failure) only
     postpones it to the next DML statement.
     """
-    clustering = execution.catalog.clustering(entry.id)
+    clustering = execution.catalog.definitions.clustering(entry.id)
     if clustering is None or not clustering.automatic:
         return
     files = execution.tables.log(entry).files()

@@ -71,7 +71,7 @@ class Constraints:
             ref_id = None
             if pending.kind == FOREIGN_KEY:
                 ref_id = pending.ref_table.id if pending.ref_table is not None else entry.id
-            catalog.add_constraint(
+            catalog.definitions.add_constraint(
                 ConstraintEntry(
                     entry.id,
                     pending.name,
@@ -179,10 +179,10 @@ def _foreign_key(
     if ref_name == name:
         ref_entry, ref_keys, ref_columns = None, own_keys, own_columns
     else:
-        ref_entry = execution.catalog.table(ref_name.database, ref_name.schema, ref_name.name)
+        ref_entry = execution.catalog.objects.table(ref_name.database, ref_name.schema, ref_name.name)
         if ref_entry is None:
             raise ObjectNotFoundError(str(ref_name))
-        ref_keys = [(c.kind, c.columns) for c in execution.catalog.constraints(ref_entry.id) if c.kind != FOREIGN_KEY]
+        ref_keys = [(c.kind, c.columns) for c in execution.catalog.definitions.constraints(ref_entry.id) if c.kind != FOREIGN_KEY]
         ref_columns = execution.tables.log(ref_entry).schema().fieldNames()
     if not ref_names:
         primary = [columns for kind, columns in ref_keys if kind == PRIMARY_KEY]
@@ -211,7 +211,7 @@ def _foreign_key(
 def key_columns(catalog: Catalog, table_id: str) -> dict[str, dict[str, str | None]]:
     """DESCRIBE TABLE's ``primary key`` and ``unique key`` columns: Y for the columns in such a key."""
     described: dict[str, dict[str, str | None]] = {}
-    for constraint in catalog.constraints(table_id):
+    for constraint in catalog.definitions.constraints(table_id):
         attribute = {PRIMARY_KEY: "primary key", UNIQUE: "unique key"}.get(constraint.kind)
         if attribute is not None:
             for column in constraint.columns:
@@ -225,16 +225,16 @@ def _scope_tables(execution: Execution, like: re.Pattern[str] | None) -> list[Ta
     scope_kind = expression.args.get("scope_kind")
     if isinstance(scope, exp.Table) and (not scope_kind or ObjectKind.named(scope_kind) is ObjectKind.TABLE):
         return [execution.tables.entry(scope)]
-    found = [t for s in scope_schemas(execution) for t in execution.catalog.tables(s)]
+    found = [t for s in scope_schemas(execution) for t in execution.catalog.objects.tables(s)]
     return [t for t in found if like is None or like.match(t.name)]
 
 
 def _live(catalog: Catalog, table_id: str | None) -> TableEntry | None:
     """The live table with this id, or None once it (or its schema or database) is dropped."""
-    entry = catalog.table_by_id(table_id) if table_id else None
+    entry = catalog.objects.table_by_id(table_id) if table_id else None
     if entry is None:
         return None
-    current = catalog.table(entry.database, entry.schema, entry.name)
+    current = catalog.objects.table(entry.database, entry.schema, entry.name)
     return current if current is not None and current.id == entry.id else None
 
 
@@ -244,7 +244,7 @@ def show_primary_keys(execution: Execution, like: re.Pattern[str] | None) -> Dat
     data = [
         (c.created_at, t.database, t.schema, t.name, column, position, c.name, "false", None)
         for t in _scope_tables(execution, like)
-        for c in catalog.constraints(t.id)
+        for c in catalog.definitions.constraints(t.id)
         if c.kind == PRIMARY_KEY
         for position, column in enumerate(c.columns, start=1)
     ]
@@ -256,7 +256,7 @@ def show_imported_keys(execution: Execution, like: re.Pattern[str] | None) -> Da
     catalog = execution.catalog
     data = []
     for table in _scope_tables(execution, like):
-        for constraint in catalog.constraints(table.id):
+        for constraint in catalog.definitions.constraints(table.id):
             if constraint.kind != FOREIGN_KEY:
                 continue
             referenced = _live(catalog, constraint.ref_table_id)
@@ -265,7 +265,7 @@ def show_imported_keys(execution: Execution, like: re.Pattern[str] | None) -> Da
             pk_name = next(
                 (
                     c.name
-                    for c in catalog.constraints(referenced.id)
+                    for c in catalog.definitions.constraints(referenced.id)
                     if c.kind != FOREIGN_KEY and set(c.columns) == set(constraint.ref_columns)
                 ),
                 None,
@@ -305,7 +305,7 @@ def refuse_referenced(execution: Execution, dropped: list[TableEntry]) -> None:
     catalog = execution.catalog
     leaving = {t.id for t in dropped}
     for table in dropped:
-        for constraint in catalog.references_to(table.id):
+        for constraint in catalog.definitions.references_to(table.id):
             referencing = _live(catalog, constraint.table_id)
             if referencing is not None and referencing.id not in leaving:
                 raise SqlCompilationError(
@@ -322,9 +322,9 @@ def clone_constraints(event: CloneEvent) -> None:
     catalog = event.catalog
     tables = dict(event.tables)
     for source_id, clone_id in event.tables:
-        for constraint in catalog.constraints(source_id):
+        for constraint in catalog.definitions.constraints(source_id):
             ref = constraint.ref_table_id
-            catalog.add_constraint(
+            catalog.definitions.add_constraint(
                 dataclasses.replace(
                     constraint,
                     table_id=clone_id,
@@ -340,12 +340,12 @@ def ddl_constraints(catalog: Catalog, entry: TableEntry) -> list[str]:
     A system-named constraint is written without its name, which a new table makes anew.
     """
     elements = []
-    for constraint in catalog.constraints(entry.id):
+    for constraint in catalog.definitions.constraints(entry.id):
         columns = ", ".join(constraint.columns)
         named = "" if constraint.name.startswith(SYSTEM_NAME_PREFIX) else f"constraint {constraint.name} "
         element = f"{named}{constraint.kind.value.lower()} ({columns})"
         if constraint.kind is FOREIGN_KEY:
-            referenced = catalog.table_by_id(constraint.ref_table_id or "")
+            referenced = catalog.objects.table_by_id(constraint.ref_table_id or "")
             if referenced is None or referenced.dropped_at is not None:
                 continue
             element += f" references {referenced.qualified} ({', '.join(constraint.ref_columns)})"

@@ -35,7 +35,7 @@ def on_parameter(execution: Execution, kind: ObjectKind, object_id: str, value: 
     """``ALTER TABLE t SET|UNSET ENABLE_DELETION_VECTORS``: one metadata commit, only when the property changes."""
     if kind is not ObjectKind.TABLE:
         return
-    entry = execution.catalog.table_by_id(object_id)
+    entry = execution.catalog.objects.table_by_id(object_id)
     if entry is None:
         return
     wanted = "true" if value == "true" else "false"

@@ -125,7 +125,7 @@ def _altered(
             made_not_null.append(name)
     elif args.get("drop") and args.get("allow_null") is None:
         with execution.work.records():
-            execution.catalog.drop_column_default(entry.id, name)
+            execution.catalog.definitions.drop_column_default(entry.id, name)
         return fields
     else:
         raise SqlCompilationError(

@@ -221,7 +221,7 @@ def _bound_name(table: exp.Table, tables: Tables) -> exp.Expression:
     """A table reference bound: a table at its pinned version, else what a feature resolves the name to."""
     alias = table.args.get("alias") or exp.TableAlias(this=exp.to_identifier(table.name))
     name = tables.name(table)
-    entry = tables.catalog.table(name.database, name.schema, name.name)
+    entry = tables.catalog.objects.table(name.database, name.schema, name.name)
     if entry is not None:
         for clause, bind in registry.TABLE_CLAUSES.items():
             if table.args.get(clause):

@@ -84,15 +84,15 @@ def _create_database(execution: Execution) -> DataFrame:
     catalog = execution.catalog
     settings = properties_of(expression, ObjectKind.DATABASE)
     with execution.work.records():
-        existing = catalog.database(name)
+        existing = catalog.objects.database(name)
         if existing is not None:
             if expression.args.get("exists"):
                 return results.status(execution.spark, f"{name} already exists, statement succeeded.")
             if not expression.args.get("replace"):
                 raise ObjectExistsError(name)
-            catalog.drop_database(existing, execution.now())
-        database = catalog.create_database(name, execution.now())
-        catalog.create_schema(database, "PUBLIC", execution.now())
+            catalog.objects.drop_database(existing, execution.now())
+        database = catalog.objects.create_database(name, execution.now())
+        catalog.objects.create_schema(database, "PUBLIC", execution.now())
         store_parameters(execution, ObjectKind.DATABASE, database.id, settings)
     execution.session.database, execution.session.schema = name, "PUBLIC"
     return results.status(execution.spark, f"Database {name} successfully created.")
@@ -113,14 +113,14 @@ def _create_schema(execution: Execution) -> DataFrame:
         raise ObjectExistsError(name)
     with execution.work.records():
         database = require_database(execution, parent)
-        existing = catalog.schema(parent, name)
+        existing = catalog.objects.schema(parent, name)
         if existing is not None:
             if expression.args.get("exists"):
                 return results.status(execution.spark, f"{name} already exists, statement succeeded.")
             if not expression.args.get("replace"):
                 raise ObjectExistsError(name)
-            catalog.drop_schema(existing, execution.now())
-        schema = catalog.create_schema(database, name, execution.now())
+            catalog.objects.drop_schema(existing, execution.now())
+        schema = catalog.objects.create_schema(database, name, execution.now())
         store_parameters(execution, ObjectKind.SCHEMA, schema.id, settings)
     execution.session.database, execution.session.schema = parent, name
     return results.status(execution.spark, f"Schema {name} successfully created.")
@@ -149,7 +149,7 @@ def _create_table(execution: Execution) -> DataFrame:
 
     catalog = execution.catalog
     schema = require_schema(execution, name.database, name.schema)
-    existing = catalog.table(name.database, name.schema, name.name)
+    existing = catalog.objects.table(name.database, name.schema, name.name)
     if existing is not None and not replace:
         if expression.args.get("exists"):
             return results.status(execution.spark, f"{name.name} already exists, statement succeeded.")
@@ -203,12 +203,12 @@ def _create_table(execution: Execution) -> DataFrame:
     try:
         with execution.work.records():
             require_free_name(execution, name)
-            current = catalog.table(name.database, name.schema, name.name)
+            current = catalog.objects.table(name.database, name.schema, name.name)
             if current is not None:
                 if not replace:
                     raise ObjectExistsError(name.name)
-                catalog.drop_table(current, execution.now())
-            entry = catalog.create_table(
+                catalog.objects.drop_table(current, execution.now())
+            entry = catalog.objects.create_table(
                 schema,
                 name.name,
                 kind=TableKind.EXTERNAL if external else TableKind.MANAGED,
@@ -285,23 +285,25 @@ def drop(execution: Execution) -> DataFrame:
         if kind is ObjectKind.TABLE:
             qualified = execution.tables.name(target)
             name, label = str(qualified), qualified.name
-            entry = catalog.table(qualified.database, qualified.schema, qualified.name)
+            entry = catalog.objects.table(qualified.database, qualified.schema, qualified.name)
             if entry is not None:
                 _check_restrict(execution, restrict, [entry])
-                catalog.drop_table(entry, execution.now())
+                catalog.objects.drop_table(entry, execution.now())
         elif kind is ObjectKind.SCHEMA:
             database, label = schema_name(target, database=execution.session.database)
-            entry = catalog.schema(database, label)
+            entry = catalog.objects.schema(database, label)
             if entry is not None:
-                _check_restrict(execution, restrict, catalog.tables(entry))
-                catalog.drop_schema(entry, execution.now())
+                _check_restrict(execution, restrict, catalog.objects.tables(entry))
+                catalog.objects.drop_schema(entry, execution.now())
             name = f"{database}.{label}"
         elif kind is ObjectKind.DATABASE:
             label = database_name(target)
-            entry = catalog.database(label)
+            entry = catalog.objects.database(label)
             if entry is not None:
-                _check_restrict(execution, restrict, [t for s in catalog.schemas(entry) for t in catalog.tables(s)])
-                catalog.drop_database(entry, execution.now())
+                _check_restrict(
+                    execution, restrict, [t for s in catalog.objects.schemas(entry) for t in catalog.objects.tables(s)]
+                )
+                catalog.objects.drop_database(entry, execution.now())
             name = label
         else:
             name, label, entry = drop_object(execution, kind, target)
@@ -325,35 +327,35 @@ def undrop(execution: Execution) -> DataFrame:
         if kind is ObjectKind.TABLE:
             name = execution.tables.name(target)
             schema = require_schema(execution, name.database, name.schema)
-            if catalog.table(name.database, name.schema, name.name) is not None:
+            if catalog.objects.table(name.database, name.schema, name.name) is not None:
                 raise ObjectExistsError(name.name)
             require_free_name(execution, name)
-            dropped = catalog.last_dropped_table(schema, name.name)
+            dropped = catalog.objects.last_dropped_table(schema, name.name)
             if dropped is None or not _table_within_window(execution, dropped, now):
                 raise SqlCompilationError(f"Table {name.name} did not exist or was purged.")
-            catalog.undrop_table(dropped)
+            catalog.objects.undrop_table(dropped)
             label = name.name
         elif kind is ObjectKind.SCHEMA:
             parent, label = schema_name(target, database=execution.session.database)
             database = require_database(execution, parent)
-            if catalog.schema(parent, label) is not None:
+            if catalog.objects.schema(parent, label) is not None:
                 raise ObjectExistsError(label)
-            dropped_schema = catalog.last_dropped_schema(database, label)
+            dropped_schema = catalog.objects.last_dropped_schema(database, label)
             chain = [(ObjectKind.SCHEMA, dropped_schema.id), (ObjectKind.DATABASE, database.id)] if dropped_schema else []
             if dropped_schema is None or not _within_window(execution, dropped_schema.dropped_at, chain, now):
                 raise SqlCompilationError(f"Schema {label} did not exist or was purged.")
             _keep_expired_tables_dropped(execution, now)
-            catalog.undrop_schema(dropped_schema)
+            catalog.objects.undrop_schema(dropped_schema)
         elif kind is ObjectKind.DATABASE:
             label = database_name(target)
-            if catalog.database(label) is not None:
+            if catalog.objects.database(label) is not None:
                 raise ObjectExistsError(label)
-            dropped_db = catalog.last_dropped_database(label)
+            dropped_db = catalog.objects.last_dropped_database(label)
             chain = [(ObjectKind.DATABASE, dropped_db.id)] if dropped_db else []
             if dropped_db is None or not _within_window(execution, dropped_db.dropped_at, chain, now):
                 raise SqlCompilationError(f"Database {label} did not exist or was purged.")
             _keep_expired_tables_dropped(execution, now)
-            catalog.undrop_database(dropped_db)
+            catalog.objects.undrop_database(dropped_db)
         else:
             raise UnsupportedStatementError(execution.sql)
     return results.status(execution.spark, f"{kind.capitalize()} {label} successfully restored.")
@@ -362,7 +364,7 @@ def undrop(execution: Execution) -> DataFrame:
 def _table_within_window(execution: Execution, table: TableEntry, now: dt.datetime) -> bool:
     """A dropped table can come back while its retention period lasts."""
     assert table.dropped_at is not None
-    return execution.catalog.undroppable(table, table.dropped_at, now)
+    return execution.catalog.parameters.undroppable(table, table.dropped_at, now)
 
 
 def _keep_expired_tables_dropped(execution: Execution, now: dt.datetime) -> None:
@@ -373,16 +375,16 @@ def _keep_expired_tables_dropped(execution: Execution, now: dt.datetime) -> None
     has run since; the next purge deletes them as it would have anyway.
     """
     catalog = execution.catalog
-    for table, stopped in catalog.unpurged_tables():
-        if table.dropped_at is None and stopped is not None and not catalog.undroppable(table, stopped, now):
-            catalog.drop_table(table, stopped)
+    for table, stopped in catalog.objects.unpurged_tables():
+        if table.dropped_at is None and stopped is not None and not catalog.parameters.undroppable(table, stopped, now):
+            catalog.objects.drop_table(table, stopped)
 
 
 def _within_window(
     execution: Execution, dropped_at: dt.datetime | None, chain: list[tuple[ObjectKind, str]], now: dt.datetime
 ) -> bool:
     assert dropped_at is not None
-    return now <= dropped_at + execution.catalog.retention_of(chain)
+    return now <= dropped_at + execution.catalog.parameters.retention_of(chain)
 
 
 # USE, ALTER, parameters ----------------------------------------------------------------
@@ -402,7 +404,7 @@ def use(execution: Execution) -> DataFrame:
         name = database_name(target)
         require_database(execution, name)
         execution.session.database = name
-        execution.session.schema = "PUBLIC" if execution.catalog.schema(name, "PUBLIC") else None
+        execution.session.schema = "PUBLIC" if execution.catalog.objects.schema(name, "PUBLIC") else None
     elif word in registry.USES:
         return registry.USES[word](execution)
     else:
@@ -439,10 +441,10 @@ def _rename_table(execution: Execution, old: exp.Table, new: exp.Table) -> None:
     new_name = execution.tables.name(new)
     entry = execution.tables.entry(old)
     schema = require_schema(execution, new_name.database, new_name.schema)
-    if execution.catalog.table(new_name.database, new_name.schema, new_name.name) is not None:
+    if execution.catalog.objects.table(new_name.database, new_name.schema, new_name.name) is not None:
         raise ObjectExistsError(new_name.name)
     require_free_name(execution, new_name)
-    execution.catalog.rename_table(entry, schema, new_name.name)
+    execution.catalog.objects.rename_table(entry, schema, new_name.name)
 
 
 def _swap_tables(execution: Execution, first: exp.Table, second: exp.Table) -> None:
@@ -459,9 +461,9 @@ def _swap_tables(execution: Execution, first: exp.Table, second: exp.Table) -> N
     one_schema = require_schema(execution, one.database, one.schema)
     other_schema = require_schema(execution, other.database, other.schema)
     # Names are unique among live tables at every step: one steps aside under a name no table can have.
-    catalog.rename_table(one, one_schema, f"{one.name}\0swap")
-    catalog.rename_table(other, one_schema, one.name)
-    catalog.rename_table(one, other_schema, other.name)
+    catalog.objects.rename_table(one, one_schema, f"{one.name}\0swap")
+    catalog.objects.rename_table(other, one_schema, one.name)
+    catalog.objects.rename_table(one, other_schema, other.name)
 
 
 def _rename_schema(execution: Execution, old: exp.Table, new: exp.Table) -> None:
@@ -470,9 +472,9 @@ def _rename_schema(execution: Execution, old: exp.Table, new: exp.Table) -> None
     new_database, new_name = schema_name(new, database=database)
     if new_database != database:
         raise SqlCompilationError("A schema cannot be moved to another database by RENAME.")
-    if execution.catalog.schema(database, new_name) is not None:
+    if execution.catalog.objects.schema(database, new_name) is not None:
         raise ObjectExistsError(new_name)
-    execution.catalog.rename_schema(schema, new_name)
+    execution.catalog.objects.rename_schema(schema, new_name)
     if execution.session.database == database and execution.session.schema == name:
         execution.session.schema = new_name
 
@@ -480,9 +482,9 @@ def _rename_schema(execution: Execution, old: exp.Table, new: exp.Table) -> None
 def _rename_database(execution: Execution, old: exp.Table, new: exp.Table) -> None:
     name, new_name = database_name(old), database_name(new)
     database = require_database(execution, name)
-    if execution.catalog.database(new_name) is not None:
+    if execution.catalog.objects.database(new_name) is not None:
         raise ObjectExistsError(new_name)
-    execution.catalog.rename_database(database, new_name)
+    execution.catalog.objects.rename_database(database, new_name)
     if execution.session.database == name:
         execution.session.database = new_name
 

@@ -85,7 +85,7 @@ class Executor:
     def __init__(self, lake: Lake) -> None:
         self.lake = lake
         self.catalog = Catalog(lake.catalog_path)
-        self.catalog.ensure_default(lake.now())
+        self.catalog.objects.ensure_default(lake.now())
         self.delta = Delta(lake.spark)
         self.storage = Storage(lake.spark)
         self.context = SessionContext(DEFAULT_DATABASE, DEFAULT_SCHEMA)
@@ -222,8 +222,8 @@ class Executor:
         now = self.lake.now()
         query_id = str(uuid.uuid4())
         with _unrecorded(query_id):
-            self.catalog.record_query(query_id, text, now, self._origin(expression))
-            self.catalog.fail_query(query_id, now, *history.failure(error))
+            self.catalog.queries.record_query(query_id, text, now, self._origin(expression))
+            self.catalog.queries.fail_query(query_id, now, *history.failure(error))
 
     def run_statement(self, expression: exp.Expression, label: str) -> DataFrame:
         """Run a registered statement no SQL text states (a channel's flush), as :meth:`run` runs a parsed one.
@@ -234,7 +234,7 @@ class Executor:
 
     def _execute(self, statement: ParsedStatement, handler: registry.Handler, started_at: dt.datetime) -> DataFrame:
         query_id = str(uuid.uuid4())
-        self.catalog.record_query(query_id, statement.sql, started_at, self._origin(statement.expression))
+        self.catalog.queries.record_query(query_id, statement.sql, started_at, self._origin(statement.expression))
         self.last_query_id = query_id
         settings = session_parameters.spark_settings(self)
         for attempt in range(1, ATTEMPTS + 1):
@@ -270,7 +270,7 @@ class Executor:
     def _record_end(self, query_id: str, error: BaseException) -> None:
         """Record how a statement failed."""
         with _unrecorded(query_id):
-            self.catalog.fail_query(query_id, self.lake.now(), *history.failure(error))
+            self.catalog.queries.fail_query(query_id, self.lake.now(), *history.failure(error))
 
     @property
     def query_tag(self) -> str:

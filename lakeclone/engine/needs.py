@@ -133,7 +133,7 @@ def dml(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
 
 def _defaults_drawn(catalog: Catalog, table: Securable, expression: exp.Expression) -> Iterator[Need | None]:
     """USAGE on each sequence whose NEXTVAL fills a column an INSERT (or a MERGE's INSERT) leaves out."""
-    sequenced = {d.column.upper(): d.sequence_id for d in catalog.column_defaults(table.id) if d.sequence_id}
+    sequenced = {d.column.upper(): d.sequence_id for d in catalog.definitions.column_defaults(table.id) if d.sequence_id}
     if not sequenced:
         return
     if isinstance(expression, exp.Insert):
@@ -165,26 +165,26 @@ def undrop(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
     kind = _kind(expression, ObjectKind.TABLE)
     if kind is ObjectKind.TABLE:
         name = tables.name(expression.this)
-        schema_entry = catalog.schema(name.database, name.schema)
+        schema_entry = catalog.objects.schema(name.database, name.schema)
         yield from create_in_schema(tables, expression.this, Privilege.CREATE_TABLE)
-        table = catalog.last_dropped_table(schema_entry, name.name) if schema_entry else None
+        table = catalog.objects.last_dropped_table(schema_entry, name.name) if schema_entry else None
         if table is not None and schema_entry is not None:
             dropped = Securable(ObjectKind.TABLE, table.id, str(name), (schema_securable(catalog, schema_entry),))
             yield Need(dropped, (Privilege.OWNERSHIP,))
     elif kind is ObjectKind.SCHEMA:
         parent, label = schema_name(expression.this, database=tables.scope.database)
-        database = catalog.database(parent)
+        database = catalog.objects.database(parent)
         if database is None:
             return
         container = Securable(ObjectKind.DATABASE, database.id, database.name)
         yield Need(container, (Privilege.USAGE,))
         yield Need(container, (Privilege.CREATE_SCHEMA,))
-        schema = catalog.last_dropped_schema(database, label)
+        schema = catalog.objects.last_dropped_schema(database, label)
         if schema is not None:
             yield Need(Securable(ObjectKind.SCHEMA, schema.id, schema.qualified, (container,)), (Privilege.OWNERSHIP,))
     elif kind is ObjectKind.DATABASE:
         yield Need(ACCOUNT_SECURABLE, (Privilege.CREATE_DATABASE,))
-        dropped_database = catalog.last_dropped_database(database_name(expression.this))
+        dropped_database = catalog.objects.last_dropped_database(database_name(expression.this))
         if dropped_database is not None:
             yield Need(Securable(ObjectKind.DATABASE, dropped_database.id, dropped_database.name), (Privilege.OWNERSHIP,))
 
@@ -252,16 +252,16 @@ def create(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
             yield Need(securable, (Privilege.CREATE_SCHEMA,))
         if clone is not None:
             source_database, source = schema_name(clone.this, database=tables.scope.database)
-            source_schema = catalog.schema(source_database, source)
+            source_schema = catalog.objects.schema(source_database, source)
             if source_schema is not None:
                 yield from _cloned_schema(catalog, source_schema)
     elif kind is ObjectKind.DATABASE:
         yield Need(ACCOUNT_SECURABLE, (Privilege.CREATE_DATABASE,))
         if clone is not None:
-            source_entry = catalog.database(database_name(clone.this))
+            source_entry = catalog.objects.database(database_name(clone.this))
             if source_entry is not None:
                 yield Need(Securable(ObjectKind.DATABASE, source_entry.id, source_entry.name), (Privilege.USAGE,))
-                for schema_entry in catalog.schemas(source_entry):
+                for schema_entry in catalog.objects.schemas(source_entry):
                     yield from _cloned_schema(catalog, schema_entry)
     else:
         raise SqlCompilationError(f"CREATE {text} is not supported for roles other than ACCOUNTADMIN.")
@@ -276,7 +276,7 @@ def _cloned_schema(catalog: Catalog, schema: SchemaEntry) -> Iterator[Need]:
     """
     securable = schema_securable(catalog, schema)
     yield Need(securable, (Privilege.USAGE,))
-    for table in catalog.tables(schema):
+    for table in catalog.objects.tables(schema):
         yield Need(Securable(ObjectKind.TABLE, table.id, table.qualified, (securable,)), (Privilege.SELECT,), denied_on=securable)
 
 

@@ -31,7 +31,7 @@ Entry = TypeVar("Entry", bound=SchemaObjectEntry)
 
 
 def require_database(execution: Execution, name: str) -> DatabaseEntry:
-    database = execution.catalog.database(name)
+    database = execution.catalog.objects.database(name)
     if database is None:
         raise ObjectNotFoundError(name, "Database")
     return database
@@ -39,7 +39,7 @@ def require_database(execution: Execution, name: str) -> DatabaseEntry:
 
 def require_schema(execution: Execution, database: str, name: str) -> SchemaEntry:
     require_database(execution, database)
-    schema = execution.catalog.schema(database, name)
+    schema = execution.catalog.objects.schema(database, name)
     if schema is None:
         raise ObjectNotFoundError(f"{database}.{name}", "Schema")
     return schema
@@ -56,7 +56,7 @@ def require_free_name(execution: Execution, name: QualifiedName, kind: ObjectKin
         ObjectExistsError: a table, view or stream other than a ``kind`` holds the name.
     """
     sharing = [ObjectKind.TABLE, *(other.kind for other in registry.SCHEMA_OBJECTS.values() if other.shares_table_names)]
-    if any(other is not kind and execution.catalog.schema_object(other, name) is not None for other in sharing):
+    if any(other is not kind and execution.catalog.schema_objects.named(other, name) is not None for other in sharing):
         raise ObjectExistsError(name.name)
 
 
@@ -71,7 +71,7 @@ def schema_object(execution: Execution, kind: ObjectKind | None) -> registry.Sch
 def require_object(execution: Execution, kind: ObjectKind, target: exp.Table, entry_type: type[Entry]) -> Entry:
     """The live object of ``kind`` a statement names (an ``entry_type``), or ObjectNotFoundError."""
     name = execution.tables.name(target)
-    entry = execution.catalog.schema_object(schema_object(execution, kind).kind, name)
+    entry = execution.catalog.schema_objects.named(schema_object(execution, kind).kind, name)
     if entry is None:
         raise ObjectNotFoundError(str(name))
     assert isinstance(entry, entry_type), f"a {kind.value} is kept as {type(entry).__name__}"
@@ -82,9 +82,9 @@ def drop_object(execution: Execution, kind: ObjectKind | None, target: exp.Table
     """``DROP <kind> x`` inside DROP's records: (the name for messages, its label, the dropped object or None)."""
     kind = schema_object(execution, kind).kind
     name = execution.tables.name(target)
-    entry = execution.catalog.schema_object(kind, name)
+    entry = execution.catalog.schema_objects.named(kind, name)
     if entry is not None:
-        execution.catalog.drop_schema_object(kind, entry.id, execution.now())
+        execution.catalog.schema_objects.drop(kind, entry.id, execution.now())
     return str(name), name.name, entry
 
 
@@ -103,14 +103,14 @@ def make_room(execution: Execution, kind: ObjectKind, name: QualifiedName) -> Da
         ObjectExistsError: the name is held and the statement says neither.
     """
     schema_object(execution, kind)
-    current = execution.catalog.schema_object(kind, name)
+    current = execution.catalog.schema_objects.named(kind, name)
     if current is None:
         return None
     if execution.expression.args.get("exists"):
         return results.status(execution.spark, f"{name.name} already exists, statement succeeded.")
     if not execution.expression.args.get("replace"):
         raise ObjectExistsError(name.name)
-    execution.catalog.drop_schema_object(kind, current.id, execution.now())
+    execution.catalog.schema_objects.drop(kind, current.id, execution.now())
     return None
 
 
@@ -173,9 +173,9 @@ def store_parameters(execution: Execution, kind: ObjectKind, object_id: str, set
     """Set (or, for None, unset) parameters on an object, then run the features' hooks on the keys that have one."""
     for key, value in settings.items():
         if value is None:
-            execution.catalog.unset_parameter(object_id, key)
+            execution.catalog.parameters.unset_parameter(object_id, key)
         else:
-            execution.catalog.set_parameter(object_id, key, value)
+            execution.catalog.parameters.set_parameter(object_id, key, value)
     for key, value in settings.items():
         hook = registry.PARAMETER_HOOKS.get(key)
         if hook is not None:
@@ -200,7 +200,7 @@ def external_location(tables: Tables, text: str, *, what: str = "an external tab
     warehouse = tables.location
     if _overlap(location, warehouse) or _overlap(location, storage.real(warehouse)):
         raise InvalidLocationError(f"Location '{text}' overlaps the warehouse ({warehouse}): {what} must live outside it.")
-    for table in tables.catalog.table_locations():
+    for table in tables.catalog.objects.table_locations():
         if _overlap(location, table.location) or _overlap(location, storage.real(table.location)):
             raise InvalidLocationError(f"Location '{text}' overlaps the folder of table {table.qualified} ({table.location}).")
     return location

@@ -154,18 +154,18 @@ def role_securable(name: str) -> Securable:
 
 
 def database_securable(catalog: Catalog, name: str) -> Securable | None:
-    entry = catalog.database(name)
+    entry = catalog.objects.database(name)
     return Securable(ObjectKind.DATABASE, entry.id, entry.name) if entry else None
 
 
 def schema_securable(catalog: Catalog, schema: SchemaEntry) -> Securable:
-    database = catalog.database(schema.database)
+    database = catalog.objects.database(schema.database)
     containers = (Securable(ObjectKind.DATABASE, database.id, database.name),) if database else ()
     return Securable(ObjectKind.SCHEMA, schema.id, schema.qualified, containers)
 
 
 def named_schema(catalog: Catalog, database: str, name: str) -> Securable | None:
-    entry = catalog.schema(database, name)
+    entry = catalog.objects.schema(database, name)
     return schema_securable(catalog, entry) if entry else None
 
 
@@ -184,7 +184,7 @@ def relation(tables: Tables, table: exp.Table, kinds: tuple[ObjectKind, ...] = R
     for kind in kinds:
         entry = _in_schema(catalog, kind, name)
         if entry is not None:
-            schema = catalog.schema(name.database, name.schema)
+            schema = catalog.objects.schema(name.database, name.schema)
             assert schema is not None
             return Securable(kind, entry.id, str(name), (schema_securable(catalog, schema),))
     return None
@@ -192,8 +192,8 @@ def relation(tables: Tables, table: exp.Table, kinds: tuple[ObjectKind, ...] = R
 
 def _in_schema(catalog: Catalog, kind: ObjectKind, name: QualifiedName) -> SchemaObjectEntry | PolicyEntry | None:
     if kind in POLICY_KINDS:
-        return catalog.policy(name.database, name.schema, name.name, PolicyKind(kind.value))
-    return catalog.schema_object(kind, name)
+        return catalog.policies.policy(name.database, name.schema, name.name, PolicyKind(kind.value))
+    return catalog.schema_objects.named(kind, name)
 
 
 def reads(tables: Tables, expression: exp.Expr, *, skip: exp.Expr | None = None) -> Iterator[Need | None]:
@@ -244,27 +244,27 @@ def _behind(tables: Tables, securable: Securable, definer: Definer | None) -> It
     catalog = tables.catalog
     if securable.kind is ObjectKind.STREAM:
         # Querying a stream also needs SELECT on what it tracks.
-        stream = catalog.stream_by_id(securable.id)
+        stream = catalog.streams.stream_by_id(securable.id)
         assert stream is not None
         source = _source_need(catalog, stream.source_id)
         if source is not None:
             yield Need(source.securable, source.privileges, definer)
             yield from _behind(tables, source.securable, definer)
     elif securable.kind is ObjectKind.VIEW:
-        view = catalog.view_by_id(securable.id)
+        view = catalog.views.view_by_id(securable.id)
         view_query = registry.SLOTS.view_query
         assert view is not None and view_query is not None
         scope, query = view_query(tables, view)
-        owner = Definer(view.qualified, catalog.owner(ObjectKind.VIEW, view.id))
+        owner = Definer(view.qualified, catalog.access.owner(ObjectKind.VIEW, view.id))
         yield from reads_of(scope, read_references(query), owner)
 
 
 def _source_need(catalog: Catalog, source_id: str) -> Need | None:
-    table = catalog.table_by_id(source_id)
-    entry = table or catalog.view_by_id(source_id)
+    table = catalog.objects.table_by_id(source_id)
+    entry = table or catalog.views.view_by_id(source_id)
     if entry is None:
         return None
-    schema = catalog.schema(entry.database, entry.schema)
+    schema = catalog.objects.schema(entry.database, entry.schema)
     assert schema is not None
     name = f"{entry.database}.{entry.schema}.{entry.name}"
     kind = ObjectKind.TABLE if table else ObjectKind.VIEW
@@ -273,8 +273,8 @@ def _source_need(catalog: Catalog, source_id: str) -> Need | None:
 
 
 def sequence_need(catalog: Catalog, sequence_id: str) -> Need | None:
-    sequence = catalog.sequence_by_id(sequence_id)
-    schema = catalog.schema(sequence.database, sequence.schema) if sequence else None
+    sequence = catalog.sequences.sequence_by_id(sequence_id)
+    schema = catalog.objects.schema(sequence.database, sequence.schema) if sequence else None
     if sequence is None or schema is None:
         return None  # a dropped sequence: the statement reports it
     securable = Securable(ObjectKind.SEQUENCE, sequence.id, sequence.qualified, (schema_securable(catalog, schema),))

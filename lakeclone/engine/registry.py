@@ -124,7 +124,7 @@ STATEMENTS: dict[type[exp.Expression], Statement] = {}
 class SchemaObject:
     """One kind of schema object a feature owns (a view, a stream, a sequence, a stage, a file format).
 
-    The catalog keeps each kind's objects (:meth:`Catalog.schema_object`
+    The catalog keeps each kind's objects (:meth:`SchemaObjectStore.named`
     finds one by name); the engine's generic statements serve every kind from
     this one record: DROP (:func:`lakeclone.engine.objects.drop_object`),
     CREATE's OR REPLACE and IF NOT EXISTS (:func:`lakeclone.engine.objects.make_room`),

@@ -53,15 +53,15 @@ def scope_schemas(execution: Execution) -> list[SchemaEntry]:
     expression = execution.expression
     scope = expression.args.get("scope")
     if isinstance(scope, exp.Table) and ObjectKind.named(expression.args.get("scope_kind")) is ObjectKind.DATABASE:
-        return catalog.schemas(require_database(execution, scope.name))
+        return catalog.objects.schemas(require_database(execution, scope.name))
     if isinstance(scope, exp.Table):
         database, name = schema_name(scope, database=execution.session.database)
-        schema = catalog.schema(database, name)
+        schema = catalog.objects.schema(database, name)
         if schema is None:
             raise ObjectNotFoundError(f"{database}.{name}", "Schema")
         return [schema]
-    current = catalog.database(execution.session.database or "")
-    return catalog.schemas(current) if current else []
+    current = catalog.objects.database(execution.session.database or "")
+    return catalog.objects.schemas(current) if current else []
 
 
 def table_attributes(catalog: Catalog, table_id: str) -> dict[str, Any]:
@@ -101,7 +101,7 @@ def _objects(record: registry.SchemaObject, execution: Execution, like: re.Patte
     data = [
         record.row(execution, entry)
         for schema in scope_schemas(execution)
-        for entry in execution.catalog.schema_objects(record.kind, schema)
+        for entry in execution.catalog.schema_objects.in_schema(record.kind, schema)
         if matches(like, entry.name)
     ]
     return results.rows(execution.spark, record.columns, data)
@@ -160,10 +160,10 @@ def _databases(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
             d.created_at,
             d.name,
             "Y" if d.name == execution.session.database else "N",
-            catalog.parameters(d.id).get("COMMENT", ""),
-            int(catalog.effective(params.RETENTION, [(ObjectKind.DATABASE, d.id)])[0]),
+            catalog.parameters.of(d.id).get("COMMENT", ""),
+            int(catalog.parameters.effective(params.RETENTION, [(ObjectKind.DATABASE, d.id)])[0]),
         )
-        for d in catalog.databases()
+        for d in catalog.objects.databases()
         if matches(like, d.name)
     ]
     return results.rows(
@@ -177,10 +177,10 @@ def _schemas(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
     catalog = execution.catalog
     scope = execution.expression.args.get("scope")
     database_name = scope.name if isinstance(scope, exp.Table) else execution.session.database
-    databases = [require_database(execution, database_name)] if database_name else catalog.databases()
+    databases = [require_database(execution, database_name)] if database_name else catalog.objects.databases()
     data = []
     for database in databases:
-        for schema in catalog.schemas(database):
+        for schema in catalog.objects.schemas(database):
             if matches(like, schema.name):
                 is_current = (database.name, schema.name) == (execution.session.database, execution.session.schema)
                 data.append(
@@ -189,7 +189,7 @@ def _schemas(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
                         schema.name,
                         database.name,
                         "Y" if is_current else "N",
-                        catalog.parameters(schema.id).get("COMMENT", ""),
+                        catalog.parameters.of(schema.id).get("COMMENT", ""),
                     )
                 )
     return results.rows(
@@ -205,12 +205,12 @@ def _tables(execution: Execution, like: re.Pattern[str] | None) -> DataFrame:
     tables = [
         table
         for schema in scope_schemas(execution)
-        for table in catalog.tables(schema, dropped=history)
+        for table in catalog.objects.tables(schema, dropped=history)
         if matches(like, table.name)
     ]
     # From Delta's checksum files, each counted once per version: no Spark job for tables of few files.
     counts = execution.delta.latest_counts([table.location for table in tables])
-    parameters = catalog.table_parameters(tables)
+    parameters = catalog.parameters.table_parameters(tables)
     data = []
     for table in tables:
         settings = parameters[table.id]
@@ -254,15 +254,15 @@ def parameters(execution: Execution) -> DataFrame:
     like = like_pattern(expression.args.get("like"))
     if kind is ObjectKind.TABLE:
         table = execution.tables.entry(target)
-        chain = catalog.parameter_chain(table)
+        chain = catalog.parameters.parameter_chain(table)
     elif kind is ObjectKind.SCHEMA:
         database_name, name = schema_name(target, database=execution.session.database)
-        schema = catalog.schema(database_name, name)
+        schema = catalog.objects.schema(database_name, name)
         if schema is None:
             raise ObjectNotFoundError(f"{database_name}.{name}", "Schema")
         chain = [(ObjectKind.SCHEMA, schema.id), (ObjectKind.DATABASE, schema.database_id)]
     elif kind is ObjectKind.DATABASE:
-        database = catalog.database(target.name)
+        database = catalog.objects.database(target.name)
         if database is None:
             raise ObjectNotFoundError(target.name, "Database")
         chain = [(ObjectKind.DATABASE, database.id)]
@@ -272,7 +272,7 @@ def parameters(execution: Execution) -> DataFrame:
     for parameter in params.PARAMETERS.values():
         if kind not in parameter.levels or not matches(like, parameter.key):
             continue
-        value, level = catalog.effective(parameter.key, chain)
+        value, level = catalog.parameters.effective(parameter.key, chain)
         data.append(
             (parameter.key, value, parameter.default, level.value if level else "", parameter.description, parameter.type)
         )
@@ -338,14 +338,14 @@ def history(execution: Execution) -> DataFrame:
     authorizer = registry.SLOTS.authorizer
     parameters_hidden = (
         authorizer is not None
-        and execution.catalog.has_policies(entry.id)
+        and execution.catalog.policies.has_policies(entry.id)
         and not authorizer.owns_table(execution.executor, entry.id)
     )
     limit = expression.args.get("limit")
     if limit is not None:
         commits = commits[: max(literal_int(limit, "LIMIT"), 0)]
     # Delta's userName is empty in a Spark session: lakeclone's user who ran the commit's statement stands there.
-    users = execution.catalog.query_users([c.query_id for c in commits if c.query_id])
+    users = execution.catalog.queries.query_users([c.query_id for c in commits if c.query_id])
     data = [
         (
             c.version,
@@ -383,7 +383,7 @@ def detail(execution: Execution) -> DataFrame:
             "delta",
             snapshot.table_id,
             entry.qualified,
-            execution.catalog.parameters(entry.id).get("COMMENT") or snapshot.description,
+            execution.catalog.parameters.of(entry.id).get("COMMENT") or snapshot.description,
             entry.location,
             _utc(entry.created_at),
             _utc(last.timestamp),

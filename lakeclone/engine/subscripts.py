@@ -114,7 +114,7 @@ def _table_column_type(source: exp.Table, column: exp.Column, tables: Tables) ->
     if any(source.args.get(clause) for clause in registry.TABLE_CLAUSES):
         return None
     name = tables.name(source)
-    entry = tables.catalog.table(name.database, name.schema, name.name)
+    entry = tables.catalog.objects.table(name.database, name.schema, name.name)
     if entry is None:
         return None  # a view, a stream, a CTE: its columns are no stored ones
     schema = tables.log(entry).schema(tables.version(entry, timetravel.point_of(source)))

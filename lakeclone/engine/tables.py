@@ -132,7 +132,7 @@ class Tables:
     def entry(self, table: exp.Table) -> TableEntry:
         """The live table a reference names, or ObjectNotFoundError."""
         name = self.name(table)
-        entry = self.catalog.table(name.database, name.schema, name.name)
+        entry = self.catalog.objects.table(name.database, name.schema, name.name)
         if entry is None:
             raise ObjectNotFoundError(str(name))
         return entry
@@ -144,11 +144,11 @@ class Tables:
         return self.log(entry).history()
 
     def retention_days(self, entry: TableEntry) -> int:
-        return int(self.catalog.parameter(entry, RETENTION)[0])
+        return int(self.catalog.parameters.parameter(entry, RETENTION)[0])
 
     def horizon(self, entry: TableEntry) -> dt.datetime:
         """The oldest moment ``entry``'s retention lets time travel reach."""
-        return self.now - self.catalog.retention(entry)
+        return self.now - self.catalog.parameters.retention(entry)
 
     def current_version(self, entry: TableEntry) -> int:
         """The version this statement reads when no point is given: the latest committed one."""
@@ -164,14 +164,14 @@ class Tables:
         anything that read could see.
         """
         while True:
-            epoch, lock = self.catalog.transaction_lock(entry.id)
+            epoch, lock = self.catalog.transactions.transaction_lock(entry.id)
             if lock is not None and not self._mine(lock):
                 assert lock.base_version is not None
                 return lock.base_version
             version = self.delta.latest_version(entry.location)
             if version < 0:
                 raise TableFilesMissingError(entry.qualified, entry.location)
-            if lock is not None or self.catalog.lock_epoch(entry.id) == epoch:
+            if lock is not None or self.catalog.transactions.lock_epoch(entry.id) == epoch:
                 return version
 
     def _mine(self, lock: TableLock) -> bool:
@@ -217,7 +217,7 @@ class Tables:
 
     def committed(self, entry: TableEntry, version: int) -> int:
         """The committed state a moment's version stands for: a version no session may read reads as its base."""
-        for hidden in self.catalog.hidden_versions(entry.id):
+        for hidden in self.catalog.transactions.hidden_versions(entry.id):
             if version in hidden:
                 return hidden.base_version
         latest = self.current_version(entry)
@@ -225,14 +225,14 @@ class Tables:
 
     def _require_committed(self, entry: TableEntry, version: int) -> None:
         """An explicit VERSION must be one some session could read."""
-        for hidden in self.catalog.hidden_versions(entry.id):
+        for hidden in self.catalog.transactions.hidden_versions(entry.id):
             if version in hidden:
                 how = "rolled back" if hidden.outcome is HiddenOutcome.ROLLED_BACK else "went on to a later version"
                 raise SqlCompilationError(
                     f"Version {version} of table {entry.name} was never committed: the transaction that wrote it {how}; "
                     f"version {hidden.base_version} holds what was committed."
                 )
-        _, lock = self.catalog.transaction_lock(entry.id)
+        _, lock = self.catalog.transactions.transaction_lock(entry.id)
         if lock is not None and not self._mine(lock) and lock.base_version is not None and version > lock.base_version:
             raise SqlCompilationError(
                 f"Version {version} of table {entry.name} is not committed yet: another session's transaction is writing it."
@@ -240,10 +240,12 @@ class Tables:
 
     def check_available(self, entry: TableEntry, history: list[Commit], version: int) -> None:
         """Raise DataNotAvailableError, naming the VACUUM, when one removed files ``version`` reads."""
-        vacuumed = self.catalog.vacuumed_before(entry)
+        vacuumed = self.catalog.objects.vacuumed_before(entry)
         if vacuumed is None or timetravel.readable(history, version, vacuumed):
             return
-        culprit = next((v for v in self.catalog.vacuums(entry) if not timetravel.readable(history, version, v.horizon)), None)
+        culprit = next(
+            (v for v in self.catalog.objects.vacuums(entry) if not timetravel.readable(history, version, v.horizon)), None
+        )
         if culprit is None:  # VACUUMed before lakeclone recorded each one
             raise DataNotAvailableError(f"A VACUUM of table {entry.name} removed files version {version} reads.")
         raise DataNotAvailableError(
@@ -254,7 +256,7 @@ class Tables:
 
     def statement_mark(self, value: exp.Expression) -> StatementMark:
         query_id = value.name
-        query = self.catalog.query(query_id)
+        query = self.catalog.queries.query(query_id)
         if query is None:
             raise StatementNotFoundError(query_id)
         return StatementMark(query.id, query.started_tick, query.finished_tick, query.started_at, query.finished_at)

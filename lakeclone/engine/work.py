@@ -101,7 +101,7 @@ class UnitOfWork:
             prepare(execution, target or (rewrite.table.location if rewrite else None))
         metadata = CommitMetadata(
             query_id=execution.query_id,
-            tick=execution.catalog.tick(),
+            tick=execution.catalog.queries.tick(),
             clock_us=microseconds(execution.now()),
             parameters={k: str(v) for k, v in (parameters or {}).items()},
             metrics={k: str(v) for k, v in (metrics or {}).items()},
@@ -142,7 +142,9 @@ class UnitOfWork:
         execution = self._execution
         storage = execution.storage
         with self.durable():
-            execution.catalog.pend_folder(PendingFolder(location, execution.query_id, execution.executor.session.id, made))
+            execution.catalog.folders.pend_folder(
+                PendingFolder(location, execution.query_id, execution.executor.session.id, made)
+            )
         self._pending_folders = True
         if made:
             self.compensate(f"remove {location}", lambda: storage.delete(location, recursive=True))
@@ -204,7 +206,7 @@ class UnitOfWork:
                 undone = False
                 LOG.warning("could not %s after a failed statement: %s", what, str(error).splitlines()[0])
         if undone and self._pending_folders:
-            self._execution.catalog.settle_folders(self._execution.query_id)
+            self._execution.catalog.folders.settle_folders(self._execution.query_id)
 
     def after_commit(self, what: str, step: Callable[[], object]) -> None:
         """Run ``step`` once the statement committed (housekeeping it triggers, such as a purge).
@@ -229,8 +231,8 @@ class UnitOfWork:
             for finish in registry.FINISH:
                 finish(execution)
             if self._pending_folders:
-                execution.catalog.settle_folders(execution.query_id)
-            execution.catalog.finish_query(execution.query_id, execution.lake.now())
+                execution.catalog.folders.settle_folders(execution.query_id)
+            execution.catalog.queries.finish_query(execution.query_id, execution.lake.now())
         execution.catalog.end_statement(commit=True)
 
 
@@ -240,14 +242,14 @@ def recover_pending_folders(catalog: Catalog, storage: Storage, warehouse: Path)
     A folder some table in the catalog lives in is the statement's result
     (it was recorded, and died before it finished): it stays.
     """
-    for folder in catalog.pending_folders():
+    for folder in catalog.folders.pending_folders():
         if is_alive(warehouse, folder.session_id):
             continue
-        if not catalog.holds_table_at(folder.location):
+        if not catalog.folders.holds_table_at(folder.location):
             if folder.made:
                 storage.delete(folder.location, recursive=True)
             else:
                 for uri in storage.children(folder.location):
                     storage.delete(uri, recursive=True)
             LOG.info("removed what a statement of a dead session wrote into %s", folder.location)
-        catalog.forget_pending_folder(folder.location)
+        catalog.folders.forget_pending_folder(folder.location)

@@ -82,8 +82,8 @@ def relation_columns(tables: Tables, relation: TableEntry | ViewEntry) -> list[C
 
 def table_or_view(catalog: Catalog, name: QualifiedName, *, views_only: bool = False) -> TableEntry | ViewEntry | None:
     """The live table (unless ``views_only``) or view ``name`` names; None if none."""
-    table = None if views_only else catalog.table(name.database, name.schema, name.name)
-    return table or catalog.view(name.database, name.schema, name.name)
+    table = None if views_only else catalog.objects.table(name.database, name.schema, name.name)
+    return table or catalog.views.view(name.database, name.schema, name.name)
 
 
 def type_document(field: StructField) -> str:
@@ -123,12 +123,14 @@ def show_columns(execution: Execution, pattern: re.Pattern[str] | None) -> DataF
     else:
         everywhere = scope_kind is ObjectKind.ACCOUNT
         schemas: list[SchemaEntry] = (
-            [s for d in catalog.databases() for s in catalog.schemas(d)] if everywhere else scope_schemas(execution)
+            [s for d in catalog.objects.databases() for s in catalog.objects.schemas(d)]
+            if everywhere
+            else scope_schemas(execution)
         )
         seen_tables, seen_views = visible_keys(tables, "TABLES"), visible_keys(tables, "VIEWS")
         relations = [
-            *(t for s in schemas for t in catalog.tables(s) if sees(seen_tables, t)),
-            *(v for s in schemas for v in catalog.views(s) if sees(seen_views, v)),
+            *(t for s in schemas for t in catalog.objects.tables(s) if sees(seen_tables, t)),
+            *(v for s in schemas for v in catalog.views.in_schema(s) if sees(seen_views, v)),
         ]
     data: list[tuple[Any, ...]] = []
     for relation in relations:

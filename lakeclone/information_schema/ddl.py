@@ -56,7 +56,7 @@ def show_create_table(execution: Execution, pattern: re.Pattern[str] | None) -> 
     name = tables.name(scope)
     parts = (name.database, name.schema, name.name)
     # Databricks shows a view's DDL for SHOW CREATE TABLE <view> too.
-    is_view = tables.catalog.table(*parts) is None and tables.catalog.view(*parts) is not None
+    is_view = tables.catalog.objects.table(*parts) is None and tables.catalog.views.view(*parts) is not None
     kind = ObjectKind.VIEW if is_view else ObjectKind.TABLE
     text = object_ddl(tables, kind, scope.sql(dialect="snowflake"), qualified=True)
     return results.rows(execution.spark, "createtab_stmt STRING", [(text,)])
@@ -66,24 +66,24 @@ def object_ddl(tables: Tables, kind: ObjectKind, name: str, *, qualified: bool) 
     """The DDL of the ``kind`` object ``name`` names (as a statement would name it), if the role sees it."""
     catalog = tables.catalog
     if kind is ObjectKind.DATABASE:
-        database = catalog.database(name.upper() if PLAIN_NAME.fullmatch(name) else name)
+        database = catalog.objects.database(name.upper() if PLAIN_NAME.fullmatch(name) else name)
         if database is None or not _sees(tables, "DATABASES", (database.name,)):
             raise ObjectNotFoundError(name, "Database")
         return database_ddl(tables, database, qualified=qualified)
     reference = table_reference(name if kind is not ObjectKind.SCHEMA else f"{name}.x")
     if kind is ObjectKind.SCHEMA:
         schema_name = tables.name(reference)
-        schema = catalog.schema(schema_name.database, schema_name.schema)
+        schema = catalog.objects.schema(schema_name.database, schema_name.schema)
         if schema is None or not _sees(tables, "SCHEMAS", (schema.database, schema.name)):
             raise ObjectNotFoundError(f"{schema_name.database}.{schema_name.schema}", "Schema")
         return schema_ddl(tables, schema, qualified=qualified)
     qualified_name = tables.name(reference)
     if kind is ObjectKind.TABLE:
-        entry = catalog.table(qualified_name.database, qualified_name.schema, qualified_name.name)
+        entry = catalog.objects.table(qualified_name.database, qualified_name.schema, qualified_name.name)
         if entry is None or not _sees(tables, "TABLES", (entry.database, entry.schema, entry.name)):
             raise ObjectNotFoundError(str(qualified_name))
         return table_ddl(tables, entry, qualified=qualified)
-    view = catalog.view(qualified_name.database, qualified_name.schema, qualified_name.name)
+    view = catalog.views.view(qualified_name.database, qualified_name.schema, qualified_name.name)
     if view is None or not _sees(tables, "VIEWS", (view.database, view.schema, view.name)):
         raise ObjectNotFoundError(str(qualified_name))
     return view_ddl(tables, view, qualified=qualified)
@@ -99,7 +99,7 @@ def table_ddl(tables: Tables, entry: TableEntry, *, qualified: bool) -> str:
     keys = table_attributes(catalog, entry.id)["clusteringColumns"]
     if keys:
         clauses.append(f"cluster by ({', '.join(keys)})")
-    clauses += _parameters(catalog.parameters(entry.id))
+    clauses += _parameters(catalog.parameters.of(entry.id))
     name = _name(entry.database, entry.schema, entry.name, qualified=qualified)
     body = ",\n".join(f"\t{element}" for element in elements)
     return f"create or replace TABLE {name} (\n{body}\n){_suffix(clauses)};"
@@ -108,7 +108,7 @@ def table_ddl(tables: Tables, entry: TableEntry, *, qualified: bool) -> str:
 def view_ddl(tables: Tables, view: ViewEntry, *, qualified: bool) -> str:
     """``create or replace view name (columns) [COMMENT = '…'] as <its query>;``."""
     columns = ", ".join(quoted_if_needed(column) for column in view.columns)
-    comment = _parameters({"COMMENT": tables.catalog.parameters(view.id).get("COMMENT", "")})
+    comment = _parameters({"COMMENT": tables.catalog.parameters.of(view.id).get("COMMENT", "")})
     name = _name(view.database, view.schema, view.name, qualified=qualified)
     return f"create or replace view {name} ({columns}){_suffix(comment)} as {view.definition.strip()};"
 
@@ -121,11 +121,11 @@ def schema_ddl(tables: Tables, schema: SchemaEntry, *, qualified: bool) -> str:
 def database_ddl(tables: Tables, database: DatabaseEntry, *, qualified: bool) -> str:
     """The database's DDL, then each schema's the role may use."""
     catalog = tables.catalog
-    clauses = _parameters(catalog.parameters(database.id))
+    clauses = _parameters(catalog.parameters.of(database.id))
     statements = [f"create or replace database {quoted_if_needed(database.name)}{_suffix(clauses)};"]
     schemas = visible_keys(tables, "SCHEMAS")
     seen = _Seen(tables)
-    for schema in catalog.schemas(database):
+    for schema in catalog.objects.schemas(database):
         if schemas is None or (database.name, schema.name) in schemas:
             statements.append(_schema_ddl(tables, schema, seen, qualified=qualified))
     return "\n\n".join(statements)
@@ -141,10 +141,10 @@ class _Seen:
 
 def _schema_ddl(tables: Tables, schema: SchemaEntry, seen: _Seen, *, qualified: bool) -> str:
     catalog = tables.catalog
-    clauses = _parameters(catalog.parameters(schema.id))
+    clauses = _parameters(catalog.parameters.of(schema.id))
     statements = [f"create or replace schema {_name(schema.database, schema.name, qualified=qualified)}{_suffix(clauses)};"]
-    statements += [table_ddl(tables, t, qualified=qualified) for t in catalog.tables(schema) if sees(seen.tables, t)]
-    statements += [view_ddl(tables, v, qualified=qualified) for v in catalog.views(schema) if sees(seen.views, v)]
+    statements += [table_ddl(tables, t, qualified=qualified) for t in catalog.objects.tables(schema) if sees(seen.tables, t)]
+    statements += [view_ddl(tables, v, qualified=qualified) for v in catalog.views.in_schema(schema) if sees(seen.views, v)]
     return "\n\n".join(statements)
 
 

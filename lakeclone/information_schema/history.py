@@ -72,7 +72,7 @@ def _history(tables: Tables, call: exp.Anonymous, selectors: tuple[str, ...]) ->
     session_id = _text(arguments, "SESSION_ID", call) if "SESSION_ID" in arguments else None
     if "SESSION_ID" in selectors and session_id is None:
         session_id = session.session_id
-    entries = tables.catalog.query_history(since, until, limit, user=user, session_id=session_id)
+    entries = tables.catalog.queries.query_history(since, until, limit, user=user, session_id=session_id)
     alive = {sid: sid == session.session_id or is_alive(tables.warehouse, sid) for sid in {e.origin.session_id for e in entries}}
     data = [_row(entry, tables.now, alive[entry.origin.session_id]) for entry in entries]
     return tables.bind_frame(results.rows(tables.spark, QUERY_HISTORY_SCHEMA, data), None)

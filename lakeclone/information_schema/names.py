@@ -38,7 +38,7 @@ def names_after(tables: Tables, qualifier: tuple[str, ...]) -> list[Name]:
     found: list[Name] = []
     if not qualifier:
         seen = visible_keys(tables, "DATABASES")
-        found += [Name(d.name, "DATABASE") for d in catalog.databases() if seen is None or (d.name,) in seen]
+        found += [Name(d.name, "DATABASE") for d in catalog.objects.databases() if seen is None or (d.name,) in seen]
         if session.database is not None:
             found += _schemas(tables, session.database)
             if session.schema is not None:
@@ -65,22 +65,22 @@ def names_after(tables: Tables, qualifier: tuple[str, ...]) -> list[Name]:
 
 def _schemas(tables: Tables, database_name: str) -> list[Name]:
     catalog = tables.catalog
-    database = catalog.database(database_name)
+    database = catalog.objects.database(database_name)
     if database is None:
         return []
     seen = visible_keys(tables, "SCHEMAS")
-    return [Name(s.name, "SCHEMA") for s in catalog.schemas(database) if seen is None or (database.name, s.name) in seen]
+    return [Name(s.name, "SCHEMA") for s in catalog.objects.schemas(database) if seen is None or (database.name, s.name) in seen]
 
 
 def _relations(tables: Tables, database: str, schema_name: str) -> list[Name]:
     catalog = tables.catalog
-    schema = catalog.schema(database, schema_name)
+    schema = catalog.objects.schema(database, schema_name)
     if schema is None:
         return []
     listed: list[tuple[str, list[TableEntry] | list[ViewEntry] | list[StreamEntry]]] = [
-        ("TABLE", catalog.tables(schema)),
-        ("VIEW", catalog.views(schema)),
-        ("STREAM", catalog.streams(schema)),
+        ("TABLE", catalog.objects.tables(schema)),
+        ("VIEW", catalog.views.in_schema(schema)),
+        ("STREAM", catalog.streams.in_schema(schema)),
     ]
     found = []
     for kind, entries in listed:

@@ -61,7 +61,7 @@ def bind_information_schema(tables: Tables, table: exp.Table, name: QualifiedNam
     """``[db.]INFORMATION_SCHEMA.<view>`` bound to its rows for the session's role; None for any other name."""
     if name.schema != SCHEMA or name.name not in VIEWS:
         return None
-    database = tables.catalog.database(name.database)
+    database = tables.catalog.objects.database(name.database)
     if database is None:
         return None
     frame = VIEWS[name.name](tables, database)
@@ -71,11 +71,11 @@ def bind_information_schema(tables: Tables, table: exp.Table, name: QualifiedNam
 
 def _tables(tables: Tables, database: DatabaseEntry) -> DataFrame:
     catalog = tables.catalog
-    schemas = catalog.schemas(database)
+    schemas = catalog.objects.schemas(database)
     seen_tables, seen_views = visible_keys(tables, "TABLES"), visible_keys(tables, "VIEWS")
-    listed = [table for table in (t for s in schemas for t in catalog.tables(s)) if sees(seen_tables, table)]
+    listed = [table for table in (t for s in schemas for t in catalog.objects.tables(s)) if sees(seen_tables, table)]
     counts = tables.delta.latest_counts([table.location for table in listed])
-    settings = catalog.table_parameters(listed)
+    settings = catalog.parameters.table_parameters(listed)
     data: list[tuple[Any, ...]] = []
     for table in listed:
         attributes = table_attributes(catalog, table.id)
@@ -85,7 +85,7 @@ def _tables(tables: Tables, database: DatabaseEntry) -> DataFrame:
                 table.database,
                 table.schema,
                 table.name,
-                catalog.owner(ObjectKind.TABLE, table.id) or None,
+                catalog.access.owner(ObjectKind.TABLE, table.id) or None,
                 "BASE TABLE",
                 "NO",
                 attributes["cluster_by"] or None,
@@ -98,10 +98,10 @@ def _tables(tables: Tables, database: DatabaseEntry) -> DataFrame:
                 settings[table.id]["COMMENT"] or None,
             )
         )
-    for view in (v for s in schemas for v in catalog.views(s)):
+    for view in (v for s in schemas for v in catalog.views.in_schema(s)):
         if sees(seen_views, view):
-            comment = catalog.parameters(view.id).get("COMMENT") or None
-            owner = catalog.owner(ObjectKind.VIEW, view.id) or None
+            comment = catalog.parameters.of(view.id).get("COMMENT") or None
+            owner = catalog.access.owner(ObjectKind.VIEW, view.id) or None
             data.append(
                 (
                     view.database,
@@ -131,13 +131,13 @@ def _last_altered(tables: Tables, table: TableEntry, version: int) -> dt.datetim
 
 def _columns(tables: Tables, database: DatabaseEntry) -> DataFrame:
     catalog = tables.catalog
-    schemas = catalog.schemas(database)
+    schemas = catalog.objects.schemas(database)
     seen_tables, seen_views = visible_keys(tables, "TABLES"), visible_keys(tables, "VIEWS")
     data: list[tuple[Any, ...]] = []
-    for table in (t for s in schemas for t in catalog.tables(s)):
+    for table in (t for s in schemas for t in catalog.objects.tables(s)):
         if sees(seen_tables, table):
             data += _column_rows(table.database, table.schema, table.name, table_columns(tables, table))
-    for view in (v for s in schemas for v in catalog.views(s)):
+    for view in (v for s in schemas for v in catalog.views.in_schema(s)):
         if sees(seen_views, view):
             data += _column_rows(view.database, view.schema, view.name, view_columns(tables, view))
     return results.rows(tables.spark, COLUMNS_SCHEMA, sorted(data, key=lambda row: (*_by_name(row), row[4])))
@@ -173,17 +173,17 @@ def _views(tables: Tables, database: DatabaseEntry) -> DataFrame:
             view.database,
             view.schema,
             view.name,
-            catalog.owner(ObjectKind.VIEW, view.id) or None,
+            catalog.access.owner(ObjectKind.VIEW, view.id) or None,
             view.definition,
             "NONE",
             "NO",
             "NO",
             "NO",
             view.created_at,
-            catalog.parameters(view.id).get("COMMENT") or None,
+            catalog.parameters.of(view.id).get("COMMENT") or None,
         )
-        for schema in catalog.schemas(database)
-        for view in catalog.views(schema)
+        for schema in catalog.objects.schemas(database)
+        for view in catalog.views.in_schema(schema)
         if sees(seen, view)
     ]
     return results.rows(tables.spark, VIEWS_SCHEMA, sorted(data, key=_by_name))
@@ -204,11 +204,11 @@ def _schemata(tables: Tables, database: DatabaseEntry) -> DataFrame:
             "Views describing the contents of schemas in this database",
         )
     ]
-    for schema in catalog.schemas(database):
+    for schema in catalog.objects.schemas(database):
         if visible is None or (database.name, schema.name) in visible:
-            retention = int(catalog.effective(params.RETENTION, _containers(database, schema))[0])
-            comment = catalog.parameters(schema.id).get("COMMENT") or None
-            owner = catalog.owner(ObjectKind.SCHEMA, schema.id) or None
+            retention = int(catalog.parameters.effective(params.RETENTION, _containers(database, schema))[0])
+            comment = catalog.parameters.of(schema.id).get("COMMENT") or None
+            owner = catalog.access.owner(ObjectKind.SCHEMA, schema.id) or None
             data.append((database.name, schema.name, owner, "NO", "NO", retention, schema.created_at, comment))
     return results.rows(tables.spark, SCHEMATA_SCHEMA, sorted(data, key=lambda row: row[1]))
 
@@ -222,16 +222,16 @@ def _table_privileges(tables: Tables, database: DatabaseEntry) -> DataFrame:
     catalog = tables.catalog
     seen = {ObjectKind.TABLE: visible_keys(tables, "TABLES"), ObjectKind.VIEW: visible_keys(tables, "VIEWS")}
     data: list[tuple[Any, ...]] = []
-    for schema in catalog.schemas(database):
+    for schema in catalog.objects.schemas(database):
         for kind, visible in seen.items():
-            for entry in catalog.schema_objects(kind, schema):
+            for entry in catalog.schema_objects.in_schema(kind, schema):
                 if not sees(visible, entry):
                     continue
                 object_id, name = entry.id, entry.name
-                owner = catalog.owner(kind, object_id)
+                owner = catalog.access.owner(kind, object_id)
                 if owner:
                     data.append((owner, owner, database.name, schema.name, name, "OWNERSHIP", "YES", "NO"))
-                for grant in catalog.grants_on(kind, object_id):
+                for grant in catalog.access.grants_on(kind, object_id):
                     grantable = "YES" if grant.grant_option else "NO"
                     data.append(
                         (grant.granted_by, grant.role, database.name, schema.name, name, grant.privilege, grantable, "NO")

@@ -361,11 +361,11 @@ def _claim(execution: Execution, entry: TableEntry, checksums: dict[str, str], h
     now = execution.now()
     with execution.work.durable():
         resolve_abandoned(catalog, execution.executor, entry.id)
-        history = [] if force else catalog.loaded_files(entry.id, checksums, now - dt.timedelta(days=LOAD_HISTORY_DAYS))
+        history = [] if force else catalog.stages.loaded_files(entry.id, checksums, now - dt.timedelta(days=LOAD_HISTORY_DAYS))
         held = {(load.uri, load.checksum) for load in history}
         chosen = [uri for uri, checksum in checksums.items() if (uri, checksum) not in held]
         session_id = execution.executor.session.id
-        catalog.record_loads(
+        catalog.stages.record_loads(
             LoadedFile(entry.id, uri, checksums[uri], 0, now, holder, session_id, pending=True) for uri in chosen
         )
     if chosen:
@@ -378,9 +378,9 @@ def _release(execution: Execution, holder: str, uris: list[str]) -> None:
     catalog = execution.catalog
     with execution.work.durable():
         if not execution.work.commits:
-            catalog.forget_loads(holder, uris)
+            catalog.stages.forget_loads(holder, uris)
         elif execution.session.transaction is None:
-            catalog.settle_loads(holder, execution.now())
+            catalog.stages.settle_loads(holder, execution.now())
         # Inside a transaction the loads stay its own: COMMIT keeps them, ROLLBACK forgets them.
 
 
@@ -408,7 +408,7 @@ def _load(
         counted = files.counts_per_file()
         skipped = [uri for uri, (_, errors) in counted.items() if errors]
         with execution.work.durable():
-            catalog.forget_loads(holder, skipped)
+            catalog.stages.forget_loads(holder, skipped)
     rows, counts = files.rows(abort=on_error == "ABORT_STATEMENT", without_files=skipped)
     parameters = {"source": options.location.uri, "files": len(files.paths) - len(skipped)}
     try:
@@ -433,9 +433,9 @@ def _load(
             rows_loaded = 0 if uri in skipped else parsed - errors
             status = "LOADED" if not errors else "PARTIALLY_LOADED" if rows_loaded else "LOAD_FAILED"
             if status == "LOAD_FAILED":
-                catalog.forget_loads(holder, [uri])
+                catalog.stages.forget_loads(holder, [uri])
             else:
-                catalog.count_load(holder, uri, rows_loaded)
+                catalog.stages.count_load(holder, uri, rows_loaded)
                 loaded.append(uri)
             message, line, character, column = firsts.get(uri, (None, None, None, None))
             error_limit = parsed if on_error == "CONTINUE" else 1
@@ -467,17 +467,17 @@ def _purge(execution: Execution, uris: list[str]) -> None:
 def finish(execution: Execution) -> None:
     """Registered in FINISH: the statement's load records become history (a transaction's wait for COMMIT)."""
     if isinstance(execution.expression, exp.Copy) and execution.session.transaction is None:
-        execution.catalog.settle_loads(execution.query_id, execution.now())
+        execution.catalog.stages.settle_loads(execution.query_id, execution.now())
 
 
 def commit_loads(catalog: Catalog, transaction: OpenTransaction, now: dt.datetime) -> None:
     """Registered in TRANSACTION_COMMITS: the transaction's loads become history."""
-    catalog.settle_loads(transaction.id, now)
+    catalog.stages.settle_loads(transaction.id, now)
 
 
 def forget_loads(catalog: Catalog, transaction_id: str) -> None:
     """Registered in TRANSACTION_ROLLBACKS: the transaction's loads did not happen."""
-    catalog.forget_loads(transaction_id)
+    catalog.stages.forget_loads(transaction_id)
 
 
 def resolve_abandoned(catalog: Catalog, executor: Executor, table_id: str | None = None) -> None:
@@ -485,19 +485,19 @@ def resolve_abandoned(catalog: Catalog, executor: Executor, table_id: str | None
 
     Runs inside the caller's catalog transaction.
     """
-    pending = [load for load in catalog.pending_loads() if table_id is None or load.table_id == table_id]
+    pending = [load for load in catalog.stages.pending_loads() if table_id is None or load.table_id == table_id]
     landed: dict[str, bool] = {}
     for load in pending:
         if is_alive(executor.lake.warehouse, load.session_id):
             continue
         if load.holder not in landed:
-            table = catalog.table_by_id(load.table_id)
+            table = catalog.objects.table_by_id(load.table_id)
             log = executor.delta.table(table.location) if table is not None and table.dropped_at is None else None
             landed[load.holder] = log is not None and log.exists() and any(c.query_id == load.holder for c in log.history())
         if landed[load.holder]:
-            catalog.settle_loads(load.holder, executor.lake.now())
+            catalog.stages.settle_loads(load.holder, executor.lake.now())
         else:
-            catalog.forget_loads(load.holder)
+            catalog.stages.forget_loads(load.holder)
 
 
 def recover(executor: Executor) -> None:
@@ -505,4 +505,4 @@ def recover(executor: Executor) -> None:
     catalog = executor.catalog
     with catalog.recovering():
         resolve_abandoned(catalog, executor)
-        catalog.expire_loads(executor.lake.now() - dt.timedelta(days=LOAD_HISTORY_DAYS))
+        catalog.stages.expire_loads(executor.lake.now() - dt.timedelta(days=LOAD_HISTORY_DAYS))

@@ -42,7 +42,7 @@ def create_file_format(execution: Execution) -> DataFrame:
         held = make_room(execution, ObjectKind.FILE_FORMAT, name)
         if held is not None:
             return held
-        execution.catalog.create_file_format(
+        execution.catalog.stages.create_file_format(
             schema, name.name, options=file_format.options(), comment=comment, now=execution.now()
         )
     return results.status(execution.spark, f"File format {name.name} successfully created.")
@@ -56,7 +56,7 @@ def _show_row(execution: Execution, entry: FileFormatEntry) -> tuple[Any, ...]:
         entry.database,
         entry.schema,
         entry.options.get("TYPE", "CSV"),
-        execution.catalog.owner(ObjectKind.FILE_FORMAT, entry.id) or "",
+        execution.catalog.access.owner(ObjectKind.FILE_FORMAT, entry.id) or "",
         entry.comment,
         ", ".join(f"{key} = {value}" for key, value in entry.options.items()),
     )

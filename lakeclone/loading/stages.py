@@ -97,13 +97,15 @@ def create_stage(execution: Execution) -> DataFrame:
         if held is not None:
             return held
         options = stored or file_format.options()
-        execution.catalog.create_stage(schema, name.name, url=url, file_format=options, comment=comment, now=execution.now())
+        execution.catalog.stages.create_stage(
+            schema, name.name, url=url, file_format=options, comment=comment, now=execution.now()
+        )
     return results.status(execution.spark, f"Stage area {name.name} successfully created.")
 
 
 def _show_row(execution: Execution, stage: StageEntry) -> tuple[Any, ...]:
     """SHOW STAGES' row."""
-    owner = execution.catalog.owner(ObjectKind.STAGE, stage.id) or ""
+    owner = execution.catalog.access.owner(ObjectKind.STAGE, stage.id) or ""
     return (stage.created_at, stage.name, stage.database, stage.schema, stage.url, "N", owner, stage.comment, "EXTERNAL")
 
 
@@ -120,7 +122,7 @@ def describe_stage(execution: Execution) -> DataFrame:
 
 def require_stage(tables: Tables, target: exp.Table) -> StageEntry:
     name = tables.name(target)
-    stage = tables.catalog.stage(name.database, name.schema, name.name)
+    stage = tables.catalog.stages.stage(name.database, name.schema, name.name)
     if stage is None:
         raise ObjectNotFoundError(str(name), "Stage")
     return stage
@@ -129,7 +131,7 @@ def require_stage(tables: Tables, target: exp.Table) -> StageEntry:
 def require_file_format(tables: Tables, reference: exp.Expression) -> FileFormatEntry:
     """The named file format ``FORMAT_NAME = …`` names (``'db.s.f'`` or ``f``), resolved like any name."""
     name = tables.name(option_reference(reference))
-    entry = tables.catalog.file_format(name.database, name.schema, name.name)
+    entry = tables.catalog.stages.file_format(name.database, name.schema, name.name)
     if entry is None:
         raise ObjectNotFoundError(str(name), "File format")
     return entry
@@ -164,7 +166,7 @@ def stage_location(tables: Tables, text: str) -> Location:
     named = stage.file_format.get("FORMAT_NAME")
     if named is not None:
         database, schema, name = named.split(".", 2)
-        entry = tables.catalog.file_format(database, schema, name)
+        entry = tables.catalog.stages.file_format(database, schema, name)
         if entry is None:
             raise ObjectNotFoundError(named, "File format")
         file_format = formats.stored(entry.options)

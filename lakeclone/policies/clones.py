@@ -27,10 +27,10 @@ def clone_policies(event: CloneEvent) -> None:
     copied: dict[str, str] = {}
     for source, target in event.schemas:
         for kind in PolicyKind:
-            for policy in catalog.policies(source, kind):
+            for policy in catalog.policies.in_schema(source, kind):
                 if not event.existed(policy.created_at):
                     continue
-                clone = catalog.create_policy(
+                clone = catalog.policies.create_policy(
                     target,
                     policy.name,
                     kind,
@@ -41,15 +41,15 @@ def clone_policies(event: CloneEvent) -> None:
                     comment=policy.comment,
                     now=event.now,
                 )
-                catalog.set_owner(kind.object_kind, clone.id, catalog.owner(kind.object_kind, policy.id))
+                catalog.access.set_owner(kind.object_kind, clone.id, catalog.access.owner(kind.object_kind, policy.id))
                 copied[policy.id] = clone.id
     for source_id, clone_id in copied.items():
-        for policy_id in catalog.tag_policies(source_id):
-            catalog.set_tag_policy(clone_id, copied.get(policy_id, policy_id))
+        for policy_id in catalog.policies.tag_policies(source_id):
+            catalog.policies.set_tag_policy(clone_id, copied.get(policy_id, policy_id))
     pairs = [*event.tables, *event.remapped.get("view", {}).items()]
     for source_id, clone_id in pairs:
-        for reference in catalog.policy_references(source_id):
-            catalog.attach_policy(
+        for reference in catalog.policies.policy_references(source_id):
+            catalog.policies.attach_policy(
                 PolicyReference(
                     copied.get(reference.policy_id, reference.policy_id),
                     reference.object_kind,
@@ -58,6 +58,8 @@ def clone_policies(event: CloneEvent) -> None:
                     reference.using,
                 )
             )
-        for tag in catalog.tag_references(source_id):
-            catalog.set_tag(TagReference(copied.get(tag.tag_id, tag.tag_id), tag.object_kind, clone_id, tag.column, tag.value))
+        for tag in catalog.policies.tag_references(source_id):
+            catalog.policies.set_tag(
+                TagReference(copied.get(tag.tag_id, tag.tag_id), tag.object_kind, clone_id, tag.column, tag.value)
+            )
     event.remapped["policy"] = copied

@@ -58,13 +58,13 @@ def _parsed_body(text: str) -> exp.Expression:
 
 def _protected_object(catalog: Catalog, name: QualifiedName) -> tuple[str, ObjectKind] | None:
     """(object id, kind) of what ``name`` reads whose policies apply: a table, a view, or a stream's source."""
-    table = catalog.table(name.database, name.schema, name.name)
+    table = catalog.objects.table(name.database, name.schema, name.name)
     if table is not None:
         return table.id, ObjectKind.TABLE
-    view = catalog.view(name.database, name.schema, name.name)
+    view = catalog.views.view(name.database, name.schema, name.name)
     if view is not None:
         return view.id, ObjectKind.VIEW
-    stream = catalog.stream(name.database, name.schema, name.name)
+    stream = catalog.streams.stream(name.database, name.schema, name.name)
     if stream is not None:
         return stream.source_id, ObjectKind.STREAM
     return None
@@ -85,7 +85,7 @@ def protect(
     object_id, kind = found
     if kind is ObjectKind.STREAM:
         _refuse_protected_view_tables(tables, name)
-    if not catalog.has_policies(object_id):
+    if not catalog.policies.has_policies(object_id):
         return relation
     columns = _columns(tables, kind, object_id, relation)
     protection_ = protection(catalog, object_id, column_types(columns))
@@ -107,12 +107,12 @@ def _refuse_protected_view_tables(tables: Tables, name: QualifiedName) -> None:
     from lakeclone.views.expand import base_tables
 
     catalog = tables.catalog
-    stream = catalog.stream(name.database, name.schema, name.name)
-    view = catalog.view_by_id(stream.source_id) if stream is not None else None
+    stream = catalog.streams.stream(name.database, name.schema, name.name)
+    view = catalog.views.view_by_id(stream.source_id) if stream is not None else None
     if view is None:
         return
     for table in base_tables(tables, view):
-        if catalog.has_policies(table.id):
+        if catalog.policies.has_policies(table.id):
             raise SqlCompilationError(
                 f"Stream {name} reads view {view.qualified}, whose table {table.qualified} has masking or row access "
                 "policies: lakeclone does not apply a view's table policies to a stream on the view."
@@ -127,7 +127,7 @@ def _columns(tables: Tables, kind: ObjectKind, object_id: str, relation: exp.Exp
     analysis of the relation.
     """
     version = relation.args.get("version") if kind is ObjectKind.TABLE and isinstance(relation, exp.Table) else None
-    entry = tables.catalog.table_by_id(object_id) if version is not None else None
+    entry = tables.catalog.objects.table_by_id(object_id) if version is not None else None
     if version is not None and entry is not None:
         schema = tables.log(entry).schema(int(version.expression.name))
         return [(field.name, field.dataType.simpleString()) for field in schema.fields]
@@ -425,7 +425,7 @@ def _inlined(tables: Tables, policy: PolicyEntry, arguments: list[exp.Column], t
         raise SqlCompilationError(f"Policy {policy.qualified} reads a table it protects: {' -> '.join(tables.relations)}.")
     body: exp.Expression = holder.this
     scope = tables.nested(SessionContext(policy.database, policy.schema), policy.qualified)
-    owner = tables.catalog.owner(policy.kind.object_kind, policy.id)
+    owner = tables.catalog.access.owner(policy.kind.object_kind, policy.id)
     require_definer_reads(scope, body, Definer(policy.qualified, owner, policy.kind.value.lower()))
     return bind_tables(body, scope)
 
@@ -448,7 +448,7 @@ def target_filter(tables: Tables, entry: TableEntry, version: int, alias: str) -
     :func:`_visible_condition`), as literals.
     """
     catalog = tables.catalog
-    if not catalog.has_policies(entry.id):
+    if not catalog.policies.has_policies(entry.id):
         return None
     found = protection(catalog, entry.id)
     row_filter = found.row_filter

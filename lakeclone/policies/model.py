@@ -91,8 +91,8 @@ def protection(catalog: Catalog, object_id: str, types: Mapping[str, str] | None
     """
     masks: dict[str, Mask] = {}
     row_filter: RowFilter | None = None
-    for reference in catalog.policy_references(object_id):
-        policy = catalog.policy_by_id(reference.policy_id)
+    for reference in catalog.policies.policy_references(object_id):
+        policy = catalog.policies.policy_by_id(reference.policy_id)
         if policy is None:
             continue
         if reference.column == OBJECT_LEVEL:
@@ -102,8 +102,8 @@ def protection(catalog: Catalog, object_id: str, types: Mapping[str, str] | None
     tags: dict[str, dict[str, str]] = {}
     object_tags: list[tuple[str, PolicyEntry]] = []
     column_tags: dict[str, list[PolicyEntry]] = {}
-    for tag_reference in catalog.tag_references(object_id):
-        tag = catalog.policy_by_id(tag_reference.tag_id)
+    for tag_reference in catalog.policies.tag_references(object_id):
+        tag = catalog.policies.policy_by_id(tag_reference.tag_id)
         if tag is None:
             continue
         tags.setdefault(tag_reference.column, {})[tag.qualified] = tag_reference.value
@@ -126,8 +126,8 @@ def protection(catalog: Catalog, object_id: str, types: Mapping[str, str] | None
 
 def _tag_policy(catalog: Catalog, tag: PolicyEntry, family: str) -> PolicyEntry | None:
     """The masking policy ``tag`` carries for columns of ``family``: one per type (Snowflake's rule)."""
-    for policy_id in catalog.tag_policies(tag.id):
-        policy = catalog.policy_by_id(policy_id)
+    for policy_id in catalog.policies.tag_policies(tag.id):
+        policy = catalog.policies.policy_by_id(policy_id)
         if policy is not None and policy.signature and type_family(policy.signature[0][1]) == family:
             return policy
     return None

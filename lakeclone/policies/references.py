@@ -74,8 +74,8 @@ def policy_references(tables: Tables, call: exp.Anonymous) -> exp.Expression:
     if "POLICY_NAME" in arguments:
         policy = _policy(tables, arguments["POLICY_NAME"])
         roles = GUARD.roles(catalog, tables.session.role)
-        for reference in catalog.references_to_policy(policy.id):
-            entry = catalog.table_by_id(reference.object_id) or catalog.view_by_id(reference.object_id)
+        for reference in catalog.policies.references_to_policy(policy.id):
+            entry = catalog.objects.table_by_id(reference.object_id) or catalog.views.view_by_id(reference.object_id)
             if entry is None or entry.dropped_at is not None:
                 continue
             owner = QualifiedName(entry.database, entry.schema, entry.name)
@@ -111,7 +111,7 @@ def _policy(tables: Tables, name: str) -> PolicyEntry:
     if schema is not None:
         GUARD.require(catalog, roles, Need(schema, (Privilege.USAGE,)))
     for kind in (PolicyKind.MASKING, PolicyKind.ROW_ACCESS):
-        policy = catalog.policy(qualified.database, qualified.schema, qualified.name, kind)
+        policy = catalog.policies.policy(qualified.database, qualified.schema, qualified.name, kind)
         if policy is None:
             continue
         securable = Securable(kind.object_kind, policy.id, str(qualified))
@@ -150,11 +150,11 @@ def _row(
 def _columns(tables: Tables, kind: ObjectKind, object_id: str) -> list[tuple[str, str]]:
     catalog = tables.catalog
     if kind is ObjectKind.TABLE:
-        entry = catalog.table_by_id(object_id)
+        entry = catalog.objects.table_by_id(object_id)
         assert entry is not None
         fields = tables.log(entry).schema().fields
     else:
-        view = catalog.view_by_id(object_id)
+        view = catalog.views.view_by_id(object_id)
         assert view is not None
         reference = exp.table_(view.name, db=view.schema, catalog=view.database, quoted=True)
         fields = tables.spark.sql(spark_sql(exp.select("*").from_(reference).limit(0), tables)).schema.fields
@@ -173,10 +173,10 @@ def tag_references(tables: Tables, call: exp.Anonymous) -> exp.Expression:
     object_id, kind, owner = _entity(tables, name, "TABLE" if domain == "COLUMN" else domain)
     catalog = tables.catalog
     rows: list[tuple[object, ...]] = []
-    for reference in catalog.tag_references(object_id):
+    for reference in catalog.policies.tag_references(object_id):
         if column is not None and reference.column.upper() != column.upper():
             continue
-        tag = catalog.policy_by_id(reference.tag_id)
+        tag = catalog.policies.policy_by_id(reference.tag_id)
         if tag is None:
             continue
         level = "COLUMN" if reference.column else kind

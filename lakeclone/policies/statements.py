@@ -111,7 +111,7 @@ def _column_policy_needs(tables: Tables, expression: exp.Expression) -> Iterator
     column = expression.args["column"]
     replaced = [
         _attached_securable(tables, reference.policy_id)
-        for reference in tables.catalog.policy_references(owner.id)
+        for reference in tables.catalog.policies.policy_references(owner.id)
         if reference.column != OBJECT_LEVEL and column_named([reference.column], column) is not None
     ]
     policy = expression.args.get("policy")
@@ -137,7 +137,7 @@ def _tag_needs(tables: Tables, expression: exp.Expression) -> Iterator[Requireme
 
 def _attached_securable(tables: Tables, policy_id: str) -> Securable:
     """The securable of an attached masking policy, by id."""
-    policy = tables.catalog.policy_by_id(policy_id)
+    policy = tables.catalog.policies.policy_by_id(policy_id)
     assert policy is not None  # a policy is not dropped while it is attached
     reference = exp.table_(policy.name, db=policy.schema, catalog=policy.database, quoted=True)
     securable = relation(tables, reference, (policy.kind.object_kind,))
@@ -146,7 +146,7 @@ def _attached_securable(tables: Tables, policy_id: str) -> Securable:
 
 
 def _schema(execution: Execution, name: QualifiedName) -> SchemaEntry:
-    schema = execution.catalog.schema(name.database, name.schema)
+    schema = execution.catalog.objects.schema(name.database, name.schema)
     if schema is None:
         raise ObjectNotFoundError(f"{name.database}.{name.schema}", "Schema")
     return schema
@@ -154,7 +154,7 @@ def _schema(execution: Execution, name: QualifiedName) -> SchemaEntry:
 
 def _find(execution: Execution, target: exp.Table, kind: PolicyKind) -> tuple[PolicyEntry | None, Securable | None]:
     name = execution.tables.name(target)
-    policy = execution.catalog.policy(name.database, name.schema, name.name, kind)
+    policy = execution.catalog.policies.policy(name.database, name.schema, name.name, kind)
     securable = relation(execution.tables, target, (kind.object_kind,)) if policy is not None else None
     return policy, securable
 
@@ -172,7 +172,7 @@ def _kind(expression: exp.Expression) -> PolicyKind:
 
 def _attached(execution: Execution, policy: PolicyEntry) -> bool:
     catalog = execution.catalog
-    return bool(catalog.references_to_policy(policy.id) or catalog.tags_with_policy(policy.id))
+    return bool(catalog.policies.references_to_policy(policy.id) or catalog.policies.tags_with_policy(policy.id))
 
 
 @registry.statement(CreatePolicy, bind=_create_needs, query_type="CREATE")
@@ -199,8 +199,8 @@ def create_policy(execution: Execution) -> DataFrame:
     comment = expression.args.get("comment")
     with execution.work.records():
         if existing is not None:
-            catalog.drop_policy(existing)
-        created = catalog.create_policy(
+            catalog.policies.drop_policy(existing)
+        created = catalog.policies.create_policy(
             schema,
             name.name,
             kind,
@@ -211,7 +211,7 @@ def create_policy(execution: Execution) -> DataFrame:
             comment=comment.name if comment is not None else None,
             now=execution.now(),
         )
-        catalog.set_owner(kind.object_kind, created.id, execution.session.role)
+        catalog.access.set_owner(kind.object_kind, created.id, execution.session.role)
     return results.status(execution.spark, f"{_LABELS[kind]} {name.name} successfully created.")
 
 
@@ -257,7 +257,7 @@ def drop_policy(execution: Execution) -> DataFrame:
             f"Policy {policy.name} cannot be dropped/replaced as it is associated with one or more entities."
         )
     with execution.work.records():
-        execution.catalog.drop_policy(policy)
+        execution.catalog.policies.drop_policy(policy)
     return results.status(execution.spark, f"{policy.name} successfully dropped.")
 
 
@@ -279,19 +279,19 @@ def alter_policy(execution: Execution) -> DataFrame:
         with execution.work.records():
             for found, _ in masking:
                 if expression.args.get("unset"):
-                    catalog.unset_tag_policy(policy.id, found.id)
+                    catalog.policies.unset_tag_policy(policy.id, found.id)
                 else:
-                    catalog.set_tag_policy(policy.id, found.id)
+                    catalog.policies.set_tag_policy(policy.id, found.id)
     elif expression.args.get("body") is not None:
         where = QualifiedName(policy.database, policy.schema, policy.name)
-        owner = catalog.owner(kind.object_kind, policy.id)
+        owner = catalog.access.owner(kind.object_kind, policy.id)
         _require_body_reads(execution, policy.qualified, where, owner, kind, expression.args["body"])
         with execution.work.records():
-            catalog.set_policy_body(policy, expression.args["body"].sql(dialect=Lsql))
+            catalog.policies.set_policy_body(policy, expression.args["body"].sql(dialect=Lsql))
     else:
         comment = expression.args.get("comment")
         with execution.work.records():
-            catalog.set_policy_comment(policy, comment.name if comment is not None else None)
+            catalog.policies.set_policy_comment(policy, comment.name if comment is not None else None)
     return results.status(execution.spark, "Statement executed successfully.")
 
 
@@ -299,8 +299,8 @@ def _require_tag_policies_fit(execution: Execution, tag: PolicyEntry, adding: li
     """A tag carries at most one masking policy per data type (Snowflake's rule)."""
     catalog = execution.catalog
     families: dict[str, str] = {}
-    for policy_id in catalog.tag_policies(tag.id):
-        present = catalog.policy_by_id(policy_id)
+    for policy_id in catalog.policies.tag_policies(tag.id):
+        present = catalog.policies.policy_by_id(policy_id)
         if present is not None and present.signature:
             families[type_family(present.signature[0][1])] = present.name
     for policy in adding:
@@ -338,13 +338,13 @@ def _object(execution: Execution, expression: exp.Expression) -> tuple[Securable
 def _columns_of(execution: Execution, securable: Securable) -> list[tuple[str, str]]:
     catalog = execution.catalog
     if securable.kind is ObjectKind.TABLE:
-        entry = catalog.table_by_id(securable.id)
+        entry = catalog.objects.table_by_id(securable.id)
         assert entry is not None
         schema = execution.tables.log(entry).schema()
     else:
         from lakeclone.engine.compiler import spark_sql
 
-        view = catalog.view_by_id(securable.id)
+        view = catalog.views.view_by_id(securable.id)
         assert view is not None
         reference = exp.table_(view.name, db=view.schema, catalog=view.database, quoted=True)
         schema = execution.spark.sql(spark_sql(exp.select("*").from_(reference).limit(0), execution.tables)).schema
@@ -365,11 +365,11 @@ def alter_column_policy(execution: Execution) -> DataFrame:
     owner, columns = _object(execution, expression)
     column, column_type = _column_named(columns, expression.args["column"], owner)
     catalog = execution.catalog
-    present = [r for r in catalog.policy_references(owner.id) if r.column == column]
+    present = [r for r in catalog.policies.policy_references(owner.id) if r.column == column]
     if expression.args.get("unset"):
         with execution.work.records():
             for reference in present:
-                catalog.detach_policy(reference)
+                catalog.policies.detach_policy(reference)
         return results.status(execution.spark, "Statement executed successfully.")
     policy, _ = _found(execution, expression.args["policy"], PolicyKind.MASKING)
     using = [_column_named(columns, c, owner) for c in expression.args.get("using") or []] or [(column, column_type)]
@@ -393,8 +393,8 @@ def alter_column_policy(execution: Execution) -> DataFrame:
         )
     with execution.work.records():
         for reference in present:
-            catalog.detach_policy(reference)
-        catalog.attach_policy(PolicyReference(policy.id, owner.kind, owner.id, column, tuple(n for n, _ in using)))
+            catalog.policies.detach_policy(reference)
+        catalog.policies.attach_policy(PolicyReference(policy.id, owner.kind, owner.id, column, tuple(n for n, _ in using)))
     return results.status(execution.spark, "Statement executed successfully.")
 
 
@@ -405,16 +405,16 @@ def alter_row_access_policy(execution: Execution) -> DataFrame:
     owner, columns = _object(execution, expression)
     policy, _ = _found(execution, expression.args["policy"], PolicyKind.ROW_ACCESS)
     catalog = execution.catalog
-    present = [r for r in catalog.policy_references(owner.id) if r.column == OBJECT_LEVEL]
+    present = [r for r in catalog.policies.policy_references(owner.id) if r.column == OBJECT_LEVEL]
     if expression.args.get("drop"):
         attached = [r for r in present if r.policy_id == policy.id]
         if not attached:
             raise SqlCompilationError(f"Row access policy {policy.name} is not attached to {owner.name}.")
         with execution.work.records():
-            catalog.detach_policy(attached[0])
+            catalog.policies.detach_policy(attached[0])
         return results.status(execution.spark, "Statement executed successfully.")
     if present:
-        current = catalog.policy_by_id(present[0].policy_id)
+        current = catalog.policies.policy_by_id(present[0].policy_id)
         raise SqlCompilationError(
             f"Object {owner.name} already has a row access policy: {current.name if current else present[0].policy_id}. "
             "Only one row access policy can be attached to an object."
@@ -431,7 +431,7 @@ def alter_row_access_policy(execution: Execution) -> DataFrame:
                 f"but column {name} is {actual.upper()}."
             )
     with execution.work.records():
-        catalog.attach_policy(PolicyReference(policy.id, owner.kind, owner.id, OBJECT_LEVEL, tuple(n for n, _ in on)))
+        catalog.policies.attach_policy(PolicyReference(policy.id, owner.kind, owner.id, OBJECT_LEVEL, tuple(n for n, _ in on)))
     return results.status(execution.spark, "Statement executed successfully.")
 
 
@@ -456,9 +456,9 @@ def alter_tags(execution: Execution) -> DataFrame:
     with execution.work.records():
         for tag, _, value in settings:
             if unset:
-                catalog.unset_tag(tag.id, owner.id, column)
+                catalog.policies.unset_tag(tag.id, owner.id, column)
             else:
-                catalog.set_tag(TagReference(tag.id, owner.kind, owner.id, column, value))
+                catalog.policies.set_tag(TagReference(tag.id, owner.kind, owner.id, column, value))
     return results.status(execution.spark, "Statement executed successfully.")
 
 
@@ -479,11 +479,11 @@ def _show(kind: PolicyKind) -> registry.ShowHandler:
         roles = GUARD.roles(catalog, execution.session.role)
         data: list[tuple[object, ...]] = []
         for schema in scope_schemas(execution):
-            for policy in catalog.policies(schema, kind):
+            for policy in catalog.policies.in_schema(schema, kind):
                 securable = Securable(kind.object_kind, policy.id, policy.qualified)
                 if not matches(like, policy.name) or not GUARD.sees(catalog, roles, securable):
                     continue
-                owner = catalog.owner(kind.object_kind, policy.id)
+                owner = catalog.access.owner(kind.object_kind, policy.id)
                 if kind is PolicyKind.TAG:
                     allowed = policy.allowed_values
                     data.append(

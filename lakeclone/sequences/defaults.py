@@ -57,7 +57,7 @@ class Defaults:
 
     def store(self, catalog: Catalog, entry: TableEntry) -> None:
         for default in self.defaults:
-            catalog.set_column_default(entry.id, default)
+            catalog.definitions.set_column_default(entry.id, default)
 
 
 def read_defaults(execution: Execution, name: QualifiedName, create: exp.Create, elements: list[exp.Expression]) -> Defaults:
@@ -119,7 +119,7 @@ def default_of(execution: Execution, column: str, node: exp.Expression) -> Colum
         parts = {k: node.args[k].copy() for k in ("db", "catalog") if node.args.get(k) is not None}
         reference = exp.Table(this=node.args["table"].copy(), **parts)
         name = execution.tables.name(reference)
-        sequence = execution.catalog.sequence(name.database, name.schema, name.name)
+        sequence = execution.catalog.sequences.sequence(name.database, name.schema, name.name)
         if sequence is None:
             raise ObjectNotFoundError(str(name))
         return ColumnDefault(column, sequence_id=sequence.id)
@@ -136,7 +136,7 @@ def describe_defaults(catalog: Catalog, table_id: str) -> dict[str, dict[str, st
     """DESCRIBE TABLE's ``default`` column (``DB.S.SEQ.NEXTVAL``, the constant's text, ``IDENTITY START 1 INCREMENT 1
     ORDER``), the clause GET_DDL writes for it (``ddl``), and an AUTOINCREMENT's start and increment apart."""
     described: dict[str, dict[str, str | None]] = {}
-    for default in catalog.column_defaults(table_id):
+    for default in catalog.definitions.column_defaults(table_id):
         identity = default.identity
         if identity is not None:
             numbering = f"START {identity.start} INCREMENT {identity.increment} ORDER"
@@ -148,7 +148,7 @@ def describe_defaults(catalog: Catalog, table_id: str) -> dict[str, dict[str, st
             }
             continue
         if default.sequence_id is not None:
-            sequence = catalog.sequence_by_id(default.sequence_id)
+            sequence = catalog.sequences.sequence_by_id(default.sequence_id)
             text = f"{sequence.qualified}.{NEXTVAL}" if sequence else None
         else:
             text = default.expression
@@ -157,7 +157,7 @@ def describe_defaults(catalog: Catalog, table_id: str) -> dict[str, dict[str, st
 
 
 def defaults_by_column(catalog: Catalog, table_id: str) -> dict[str, ColumnDefault]:
-    return {d.column.upper(): d for d in catalog.column_defaults(table_id)}
+    return {d.column.upper(): d for d in catalog.definitions.column_defaults(table_id)}
 
 
 def constant_sql(default: ColumnDefault) -> str:
@@ -175,15 +175,15 @@ def reserve(execution: Execution, entry: TableEntry, default: ColumnDefault, cou
     catalog = execution.catalog
     if default.identity is not None:
         with execution.work.durable():
-            return catalog.reserve_identity_values(entry.id, default.column, count)
+            return catalog.definitions.reserve_identity_values(entry.id, default.column, count)
     assert default.sequence_id is not None
-    if not catalog.sequence_is_live(default.sequence_id):
+    if not catalog.sequences.sequence_is_live(default.sequence_id):
         raise SqlCompilationError(
             f"Sequence used as a default value in table '{entry.name}' column '{default.column}' "
             "was not found or could not be accessed."
         )
     with execution.work.durable():
-        return catalog.reserve_sequence_values(default.sequence_id, count)
+        return catalog.sequences.reserve_sequence_values(default.sequence_id, count)
 
 
 # INSERT -----------------------------------------------------------------------------------
@@ -355,10 +355,10 @@ def clone_sequences_and_defaults(event: CloneEvent) -> None:
     catalog = event.catalog
     cloned: dict[str, str] = {}
     for source, target in event.schemas:
-        for sequence in catalog.sequences(source):
+        for sequence in catalog.sequences.in_schema(source):
             if not event.existed(sequence.created_at):
                 continue
-            clone = catalog.create_sequence(
+            clone = catalog.sequences.create_sequence(
                 target,
                 sequence.name,
                 start=sequence.next_value,
@@ -370,16 +370,18 @@ def clone_sequences_and_defaults(event: CloneEvent) -> None:
             cloned[sequence.id] = clone.id
     event.remapped["sequence"] = cloned
     for source_id, clone_id in event.tables:
-        for default in catalog.column_defaults(source_id):
+        for default in catalog.definitions.column_defaults(source_id):
             if default.identity is not None:
                 # Its own numbering, going on from its source's: no value the source handed out comes again.
-                catalog.set_column_default(clone_id, default, identity_next=catalog.identity_next(source_id, default.column))
+                catalog.definitions.set_column_default(
+                    clone_id, default, identity_next=catalog.definitions.identity_next(source_id, default.column)
+                )
                 continue
             sequence_id = default.sequence_id
             remapped = (
                 default if sequence_id is None else dataclasses.replace(default, sequence_id=cloned.get(sequence_id, sequence_id))
             )
-            catalog.set_column_default(clone_id, remapped)
+            catalog.definitions.set_column_default(clone_id, remapped)
 
 
 registry.TABLE_DEFINITIONS.append(read_defaults)

@@ -1,7 +1,7 @@
 """CREATE, DROP and SHOW SEQUENCE.
 
 A sequence lives in the catalog. Values are handed out in blocks under
-SQLite's write lock (:meth:`Catalog.reserve_sequence_values`), so two sessions
+SQLite's write lock (:meth:`SequenceStore.reserve_sequence_values`), so two sessions
 never get the same value.
 """
 
@@ -58,7 +58,7 @@ def create_sequence(execution: Execution) -> DataFrame:
         held = make_room(execution, ObjectKind.SEQUENCE, name)
         if held is not None:
             return held
-        execution.catalog.create_sequence(
+        execution.catalog.sequences.create_sequence(
             schema, name.name, start=start, increment=increment, now=execution.now(), comment=comment
         )
     return results.status(execution.spark, f"Sequence {name.name} successfully created.")

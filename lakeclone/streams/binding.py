@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 def bind_stream(tables: Tables, reference: exp.Table, name: QualifiedName) -> exp.Expression | None:
     """A stream named in a query: its pending changes, bound; None when no stream has the name."""
-    stream = tables.catalog.stream(name.database, name.schema, name.name)
+    stream = tables.catalog.streams.stream(name.database, name.schema, name.name)
     if stream is None:
         return None
     if reference.args.get("when") or reference.args.get("version"):
@@ -51,7 +51,7 @@ def stream_changes(tables: Tables, stream: StreamEntry) -> tuple[DataFrame, Stre
     """
     catalog = tables.catalog
     consume.resolve_abandoned(catalog, tables.delta, tables.warehouse, tables.now, stream.id)
-    stream = catalog.stream_by_id(stream.id) or stream
+    stream = catalog.streams.stream_by_id(stream.id) or stream
     transaction = tables.session.transaction
     if transaction is not None:
         # Repeatable read: every query of the stream in the transaction starts where the first did.
@@ -62,7 +62,7 @@ def stream_changes(tables: Tables, stream: StreamEntry) -> tuple[DataFrame, Stre
     if stream.source_kind is SourceKind.VIEW:
         return view_reader.stream_changes(tables, stream)
     ((table_id, start),) = stream.offsets.items()
-    entry = catalog.table_by_id(table_id)
+    entry = catalog.objects.table_by_id(table_id)
     assert entry is not None  # staleness() checked that the table is live
     log = tables.log(entry)
     if stream.initial_rows:

@@ -30,15 +30,15 @@ def clone_streams(event: CloneEvent) -> None:
     sources = {**cloned, **event.remapped.get("view", {})}
     for source_id, clone_id in event.tables:
         interval = tracking.current(catalog, source_id)
-        clone = catalog.table_by_id(clone_id)
+        clone = catalog.objects.table_by_id(clone_id)
         if interval is None or clone is None:
             continue
         if clone.source_version is not None and clone.source_version >= interval.since_version:
-            catalog.start_tracking(clone_id, CLONE_VERSION)
+            catalog.streams.start_tracking(clone_id, CLONE_VERSION)
         else:
-            catalog.unset_parameter(clone_id, tracking.CHANGE_TRACKING)
+            catalog.parameters.unset_parameter(clone_id, tracking.CHANGE_TRACKING)
     for source_schema, new_schema in event.schemas:
-        for stream in catalog.streams(source_schema):
+        for stream in catalog.streams.in_schema(source_schema):
             if not event.existed(stream.created_at):
                 continue
             offsets = {}
@@ -47,7 +47,7 @@ def clone_streams(event: CloneEvent) -> None:
                     offsets[cloned[table_id]] = CLONE_VERSION
                 else:
                     offsets[table_id] = version
-            catalog.create_stream(
+            catalog.streams.create_stream(
                 new_schema,
                 stream.name,
                 source_kind=stream.source_kind,

@@ -76,7 +76,7 @@ def before_commit(execution: Execution, target: str | None) -> None:
     while pending:
         with execution.work.durable():
             for stream_id, read in list(pending.items()):
-                held = catalog.consumption(stream_id)
+                held = catalog.streams.consumption(stream_id)
                 if held is not None and held.query_id == holder:
                     del pending[stream_id]
                     continue
@@ -84,7 +84,7 @@ def before_commit(execution: Execution, target: str | None) -> None:
                     if is_alive(execution.lake.warehouse, held.session_id):
                         continue
                     resolve(catalog, execution.delta, held, execution.now())
-                stream = catalog.stream_by_id(stream_id)
+                stream = catalog.streams.stream_by_id(stream_id)
                 if stream is None or stream.dropped_at is not None or dict(stream.offsets) != dict(read.read_from):
                     if transaction is not None:
                         raise ConcurrentWriteError(
@@ -95,7 +95,7 @@ def before_commit(execution: Execution, target: str | None) -> None:
                     error = ConcurrentWriteError(f"Stream {read.name} was consumed by another statement meanwhile.")
                     error.retryable = True
                     raise error
-                catalog.record_consumption(
+                catalog.streams.record_consumption(
                     Consumption(stream_id, holder, execution.executor.session.id, target, dict(read.read_to), read.initial_rows)
                 )
                 recorded.append(stream_id)
@@ -112,7 +112,7 @@ def before_commit(execution: Execution, target: str | None) -> None:
 def _forget(execution: Execution, query_id: str, stream_ids: Iterable[str]) -> None:
     with execution.work.durable():
         for stream_id in stream_ids:
-            execution.catalog.forget_consumption(stream_id, query_id)
+            execution.catalog.streams.forget_consumption(stream_id, query_id)
 
 
 def finish(execution: Execution) -> None:
@@ -128,38 +128,40 @@ def finish(execution: Execution) -> None:
         return
     catalog = execution.catalog
     for stream_id, read in reads.items():
-        stream = catalog.stream_by_id(stream_id)
+        stream = catalog.streams.stream_by_id(stream_id)
         # A statement that made no Delta commit recorded nothing; it moves the offsets only if no one else did.
         if stream is not None and dict(stream.offsets) == dict(read.read_from):
-            catalog.move_offsets(stream_id, read.read_to, initial_rows=read.initial_rows, now=execution.now())
-        catalog.forget_consumption(stream_id, execution.query_id)
+            catalog.streams.move_offsets(stream_id, read.read_to, initial_rows=read.initial_rows, now=execution.now())
+        catalog.streams.forget_consumption(stream_id, execution.query_id)
 
 
 def commit_consumed(catalog: Catalog, transaction: OpenTransaction, now: dt.datetime) -> None:
     """A transaction commits: the streams its DML statements consumed move to its start (inside COMMIT's SQLite transaction)."""
     for stream_id, read in transaction.consumed.items():
-        stream = catalog.stream_by_id(stream_id)
+        stream = catalog.streams.stream_by_id(stream_id)
         if stream is not None and dict(stream.offsets) == dict(read.read_from):
-            catalog.move_offsets(stream_id, read.read_to, initial_rows=read.initial_rows, now=now)
-        catalog.forget_consumption(stream_id, transaction.id)
+            catalog.streams.move_offsets(stream_id, read.read_to, initial_rows=read.initial_rows, now=now)
+        catalog.streams.forget_consumption(stream_id, transaction.id)
 
 
 def forget_consumed(catalog: Catalog, transaction_id: str) -> None:
     """A transaction rolled back (or died): the streams it consumed stay where they were."""
-    catalog.forget_consumptions_of(transaction_id)
+    catalog.streams.forget_consumptions_of(transaction_id)
 
 
 def resolve(catalog: Catalog, delta: Delta, consumption: Consumption, now: dt.datetime) -> None:
     """Finish or drop a crashed session's consumption, from what its target's log says."""
     with catalog.recovering():
         if _landed(catalog, delta, consumption):
-            catalog.move_offsets(consumption.stream_id, consumption.offsets, initial_rows=consumption.initial_rows, now=now)
-        catalog.forget_consumption(consumption.stream_id, consumption.query_id)
+            catalog.streams.move_offsets(
+                consumption.stream_id, consumption.offsets, initial_rows=consumption.initial_rows, now=now
+            )
+        catalog.streams.forget_consumption(consumption.stream_id, consumption.query_id)
 
 
 def _landed(catalog: Catalog, delta: Delta, consumption: Consumption) -> bool:
     """Whether the consuming statement's commit is visible: in the target's log, and the target a live table."""
-    if catalog.live_table_at(consumption.target) is None:
+    if catalog.objects.live_table_at(consumption.target) is None:
         return False
     log = delta.table(consumption.target)
     return log.exists() and any(c.query_id == consumption.query_id for c in log.history())
@@ -167,7 +169,7 @@ def _landed(catalog: Catalog, delta: Delta, consumption: Consumption) -> bool:
 
 def resolve_abandoned(catalog: Catalog, delta: Delta, warehouse: Path, now: dt.datetime, stream_id: str | None = None) -> None:
     """Resolve the consumptions whose sessions are gone (of one stream, or all)."""
-    for consumption in catalog.consumptions():
+    for consumption in catalog.streams.consumptions():
         if stream_id is not None and consumption.stream_id != stream_id:
             continue
         if not is_alive(warehouse, consumption.session_id):

@@ -33,10 +33,10 @@ EXTENDED_BELOW_DAYS = 14
 
 def consume_within(catalog: Catalog, table: TableEntry) -> dt.timedelta:
     """How long after its offset was set a stream on ``table`` may go unconsumed."""
-    retention = int(catalog.parameter(table, RETENTION)[0])
+    retention = int(catalog.parameters.parameter(table, RETENTION)[0])
     if retention >= EXTENDED_BELOW_DAYS:
         return dt.timedelta(days=retention)
-    return dt.timedelta(days=max(retention, int(catalog.parameter(table, MAX_EXTENSION)[0])))
+    return dt.timedelta(days=max(retention, int(catalog.parameters.parameter(table, MAX_EXTENSION)[0])))
 
 
 @dataclass(frozen=True)
@@ -59,15 +59,19 @@ class Staleness:
 def staleness(catalog: Catalog, stream: StreamEntry, now: dt.datetime) -> Staleness:
     """Whether ``stream`` is stale at ``now``, and when it goes stale."""
     if stream.source_kind is SourceKind.VIEW:
-        view = catalog.view_by_id(stream.source_id)
-        current = catalog.view(view.database, view.schema, view.name) if view is not None else None
+        view = catalog.views.view_by_id(stream.source_id)
+        current = catalog.views.view(view.database, view.schema, view.name) if view is not None else None
         if view is None or current is None or current.id != view.id:
             name = view.qualified if view is not None else stream.source_id
             return Staleness(None, f"its view {name} was dropped or replaced")
     deadlines = []
     for table_id in stream.offsets:
-        table = catalog.table_by_id(table_id)
-        if table is None or table.dropped_at is not None or catalog.table(table.database, table.schema, table.name) != table:
+        table = catalog.objects.table_by_id(table_id)
+        if (
+            table is None
+            or table.dropped_at is not None
+            or catalog.objects.table(table.database, table.schema, table.name) != table
+        ):
             name = table.qualified if table is not None else table_id
             return Staleness(None, f"its base table {name} was dropped or replaced")
         deadlines.append(stream.offset_at + consume_within(catalog, table))

@@ -49,7 +49,7 @@ def create_stream(execution: Execution) -> DataFrame:
     schema = require_schema(execution, name.database, name.schema)
     catalog = execution.catalog
     require_free_name(execution, name, ObjectKind.STREAM)
-    existing = catalog.stream(name.database, name.schema, name.name)
+    existing = catalog.streams.stream(name.database, name.schema, name.name)
     if existing is not None and not expression.args.get("replace"):
         if expression.args.get("exists"):
             return results.status(execution.spark, f"{name.name} already exists, statement succeeded.")
@@ -75,8 +75,8 @@ def create_stream(execution: Execution) -> DataFrame:
             return held
         if view is not None:
             # A stream on a view turns the view's change tracking on, as the first stream on a table does the table's.
-            catalog.set_parameter(view.id, tracking.CHANGE_TRACKING, "true")
-        catalog.create_stream(
+            catalog.parameters.set_parameter(view.id, tracking.CHANGE_TRACKING, "true")
+        catalog.streams.create_stream(
             schema,
             name.name,
             source_kind=source_kind,
@@ -102,7 +102,7 @@ def _offsets(execution: Execution, bases: Sequence[TableEntry], source: exp.Tabl
     tables = execution.tables
     catalog = execution.catalog
     if isinstance(when, exp.HistoricalData) and ObjectKind.named(when.args.get("kind")) is ObjectKind.STREAM:
-        other = catalog.stream(*_stream_name(execution, when.expression))
+        other = catalog.streams.stream(*_stream_name(execution, when.expression))
         if other is None or any(t.id not in other.offsets for t in bases):
             raise SqlCompilationError(f"Stream '{when.expression.name}' does not exist or is not on {on}.")
         back = 1 if when.name.upper() == "BEFORE" else 0
@@ -140,13 +140,13 @@ _COLUMNS = (
 def _row(execution: Execution, stream: StreamEntry) -> tuple[Any, ...]:
     catalog = execution.catalog
     state = staleness(catalog, stream, execution.now())
-    bases = [catalog.table_by_id(table_id) for table_id in stream.offsets]
+    bases = [catalog.objects.table_by_id(table_id) for table_id in stream.offsets]
     names = [t.qualified if t is not None else table_id for t, table_id in zip(bases, stream.offsets, strict=True)]
     source: TableEntry | ViewEntry | None
     if stream.source_kind is SourceKind.VIEW:
-        source = catalog.view_by_id(stream.source_id)
+        source = catalog.views.view_by_id(stream.source_id)
     else:
-        source = catalog.table_by_id(stream.source_id)
+        source = catalog.objects.table_by_id(stream.source_id)
     offsets = ", ".join(f"{n}@{v}" for n, v in zip(names, stream.offsets.values(), strict=True))
     single = next(iter(stream.offsets.values())) if len(stream.offsets) == 1 else None
     return (

@@ -32,7 +32,7 @@ ROW_TRACKING = "delta.enableRowTracking"
 
 def current(catalog: Catalog, table_id: str) -> TrackingInterval | None:
     """The open tracking interval of a table: None when its changes are not being tracked now."""
-    return next((i for i in catalog.tracking(table_id) if i.until_version is None), None)
+    return next((i for i in catalog.streams.tracking(table_id) if i.until_version is None), None)
 
 
 def start(execution: Execution, entry: TableEntry) -> int:
@@ -51,8 +51,8 @@ def start(execution: Execution, entry: TableEntry) -> int:
         # Created with them (CREATE TABLE … CHANGE_TRACKING = TRUE): changes are tracked from now on.
         version = log.version()
     with execution.work.records():
-        execution.catalog.start_tracking(entry.id, version)
-        execution.catalog.set_parameter(entry.id, CHANGE_TRACKING, "true")
+        execution.catalog.streams.start_tracking(entry.id, version)
+        execution.catalog.parameters.set_parameter(entry.id, CHANGE_TRACKING, "true")
     return version
 
 
@@ -63,7 +63,7 @@ def stop(execution: Execution, entry: TableEntry) -> None:
     with execution.work.delta(target=entry.location):
         statements.set_properties(execution.spark, entry.location, {CHANGE_DATA_FEED: "false"})
     with execution.work.records():
-        execution.catalog.stop_tracking(entry.id, _own_commit(execution, entry))
+        execution.catalog.streams.stop_tracking(entry.id, _own_commit(execution, entry))
 
 
 def _own_commit(execution: Execution, entry: TableEntry) -> int:
@@ -86,14 +86,14 @@ def on_parameter(execution: Execution, kind: ObjectKind, object_id: str, value: 
     their own streams.
     """
     if kind is ObjectKind.VIEW:
-        view = execution.catalog.view_by_id(object_id)
+        view = execution.catalog.views.view_by_id(object_id)
         if value == "true" and view is not None:
             for table in views.base_tables(execution.tables, view):
                 start(execution, table)
         return
     if kind is not ObjectKind.TABLE:
         return
-    entry = execution.catalog.table_by_id(object_id)
+    entry = execution.catalog.objects.table_by_id(object_id)
     if entry is None:
         return
     if value == "true":
@@ -115,7 +115,7 @@ def require_tracked(catalog: Catalog, entry: TableEntry, first: int, last: int, 
     """
     if first > last or (first == last and not even_none):
         return
-    if not any(interval.covers(first, last) for interval in catalog.tracking(entry.id)):
+    if not any(interval.covers(first, last) for interval in catalog.streams.tracking(entry.id)):
         raise not_tracked(entry.name)
 
 

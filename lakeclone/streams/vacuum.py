@@ -23,7 +23,7 @@ def stream_offsets(context: PlanContext, candidates: set[str]) -> dict[str, Reas
     catalog, delta = context.catalog, context.delta
     for table in (context.table, *protecting_clones(catalog, context.table, context.now)):
         log = delta.table(table.location)
-        for stream in catalog.streams_on(table.id):
+        for stream in catalog.streams.streams_on(table.id):
             if staleness(catalog, stream, context.now).stale:
                 continue
             version = stream.offsets[table.id]

@@ -121,16 +121,16 @@ def _expand(tables: Tables, view: ViewEntry, found: dict[str, TableEntry]) -> ex
         name = scope.name(reference)
         alias = reference.args.get("alias")
         alias = alias.copy() if alias is not None else exp.TableAlias(this=exp.to_identifier(name.name, quoted=True))
-        table = catalog.table(name.database, name.schema, name.name)
+        table = catalog.objects.table(name.database, name.schema, name.name)
         replacement: exp.Expression
         if table is not None:
             found.setdefault(table.id, table)
             index = list(found).index(table.id)
             replacement = exp.Table(this=exp.to_identifier(f"{PLACEHOLDER}{index}", quoted=True), alias=alias)
         else:
-            inner = catalog.view(name.database, name.schema, name.name)
+            inner = catalog.views.view(name.database, name.schema, name.name)
             if inner is None:
-                if catalog.stream(name.database, name.schema, name.name) is not None:
+                if catalog.streams.stream(name.database, name.schema, name.name) is not None:
                     raise _refused(view, f"the stream {name}")
                 raise ObjectNotFoundError(str(name))
             if not alias.columns:

@@ -51,7 +51,7 @@ def stream_changes(tables: Tables, stream: StreamEntry) -> tuple[DataFrame, Stre
     Raises:
         StaleStreamError: the view now reads other tables than those the stream has offsets on.
     """
-    view = tables.catalog.view_by_id(stream.source_id)
+    view = tables.catalog.views.view_by_id(stream.source_id)
     assert view is not None  # staleness() checked that the view is live
     plan = view_plan.expand(tables, view)
     if {t.id for t in plan.tables} != set(stream.offsets):

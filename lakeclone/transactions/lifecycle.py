@@ -44,13 +44,13 @@ def begin(executor: Executor, name: str | None, *, recording: Recording | None =
     transaction = OpenTransaction(uuid.uuid4().hex, name, executor.lake.now())
     tables = executor.tables()
     # Repeatable read for streams: each stream's changes stop at the version committed now.
-    for table_id in catalog.streamed_table_ids():
-        entry = catalog.table_by_id(table_id)
+    for table_id in catalog.streams.streamed_table_ids():
+        entry = catalog.objects.table_by_id(table_id)
         if entry is not None and entry.dropped_at is None:
             transaction.stream_points[table_id] = tables.current_version(entry)
     with (recording or catalog.transaction)():
-        catalog.begin_transaction(
-            TransactionEntry(transaction.id, executor.session.id, name, transaction.started_at, catalog.tick())
+        catalog.transactions.begin_transaction(
+            TransactionEntry(transaction.id, executor.session.id, name, transaction.started_at, catalog.queries.tick())
         )
     executor.context.transaction = transaction
     return transaction
@@ -62,8 +62,8 @@ def commit(executor: Executor, *, recording: Recording | None = None) -> None:
     assert transaction is not None
     catalog = executor.catalog
     hidden = []
-    for lock in catalog.transaction_locks(transaction.id):
-        entry = catalog.table_by_id(lock.table_id)
+    for lock in catalog.transactions.transaction_locks(transaction.id):
+        entry = catalog.objects.table_by_id(lock.table_id)
         assert entry is not None and lock.base_version is not None
         log = executor.delta.table(entry.location)
         if log.exists():
@@ -74,10 +74,10 @@ def commit(executor: Executor, *, recording: Recording | None = None) -> None:
     now = executor.lake.now()
     with (recording or catalog.transaction)():
         for versions in hidden:
-            catalog.hide_versions(versions)
+            catalog.transactions.hide_versions(versions)
         for on_commit in registry.TRANSACTION_COMMITS:
             on_commit(catalog, transaction, now)
-        catalog.end_transaction(transaction.id)
+        catalog.transactions.end_transaction(transaction.id)
     executor.context.transaction = None
 
 
@@ -86,15 +86,15 @@ def roll_back(executor: Executor, transaction_id: str, query_id: str, *, recordi
     catalog = executor.catalog
     spark = executor.lake.spark
     hidden = []
-    for lock in catalog.transaction_locks(transaction_id):
-        entry = catalog.table_by_id(lock.table_id)
+    for lock in catalog.transactions.transaction_locks(transaction_id):
+        entry = catalog.objects.table_by_id(lock.table_id)
         assert entry is not None and lock.base_version is not None
         log = executor.delta.table(entry.location)
         if not log.exists() or log.version() == lock.base_version:
             continue
         metadata = CommitMetadata(
             query_id=query_id,
-            tick=catalog.tick(),
+            tick=catalog.queries.tick(),
             clock_us=microseconds(executor.lake.now()),
             parameters={"rolledBackTransaction": transaction_id},
             query_tag=executor.query_tag,
@@ -105,10 +105,10 @@ def roll_back(executor: Executor, transaction_id: str, query_id: str, *, recordi
         hidden.append(HiddenVersions(entry.id, lock.base_version + 1, restored - 1, lock.base_version, HiddenOutcome.ROLLED_BACK))
     with (recording or catalog.transaction)():
         for versions in hidden:
-            catalog.hide_versions(versions)
+            catalog.transactions.hide_versions(versions)
         for on_rollback in registry.TRANSACTION_ROLLBACKS:
             on_rollback(catalog, transaction_id)
-        catalog.end_transaction(transaction_id)
+        catalog.transactions.end_transaction(transaction_id)
 
 
 def recover_sessions(executor: Executor, session_ids: Iterable[str]) -> None:
@@ -117,8 +117,8 @@ def recover_sessions(executor: Executor, session_ids: Iterable[str]) -> None:
     dead = set(session_ids)
     with catalog.recovering():
         for session_id in dead:
-            catalog.remove_session_statement_locks(session_id)
-    for transaction in catalog.open_transactions():
+            catalog.transactions.remove_session_statement_locks(session_id)
+    for transaction in catalog.transactions.open_transactions():
         if transaction.session_id in dead:
             recover_transaction(executor, transaction)
 
@@ -128,10 +128,10 @@ def recover_transaction(executor: Executor, transaction: TransactionEntry) -> No
     catalog = executor.catalog
     warehouse = executor.lake.warehouse
     with catalog.recovering():
-        current = catalog.open_transaction(transaction.id)
+        current = catalog.transactions.open_transaction(transaction.id)
         if current is None or current.session_id == executor.session.id or is_alive(warehouse, current.session_id):
             return
-        catalog.adopt_transaction(transaction.id, executor.session.id)
+        catalog.transactions.adopt_transaction(transaction.id, executor.session.id)
     LOG.warning("rolling back transaction %s, left open by a session that ended", transaction.id)
     roll_back(executor, transaction.id, f"recover-{transaction.id}", recording=catalog.recovering)
 
@@ -140,7 +140,7 @@ def recover(executor: Executor) -> None:
     """On ``connect()``: roll back the transactions of sessions that are gone."""
     catalog = executor.catalog
     warehouse = executor.lake.warehouse
-    sessions = {t.session_id for t in catalog.open_transactions()} | catalog.locking_sessions()
+    sessions = {t.session_id for t in catalog.transactions.open_transactions()} | catalog.transactions.locking_sessions()
     dead = {s for s in sessions if s != executor.session.id and not is_alive(warehouse, s)}
     if dead:
         recover_sessions(executor, dead)

@@ -32,7 +32,7 @@ def lock_target(execution: Execution, target: str | None) -> None:
     """Before a Delta commit to ``target``: hold the table for the statement, or for its transaction."""
     if target is None:
         return
-    entry = execution.catalog.live_table_at(target)
+    entry = execution.catalog.objects.live_table_at(target)
     if entry is None:
         return  # a table the statement is creating: no one else can write it yet
     acquire(execution, entry)
@@ -49,7 +49,7 @@ def acquire(execution: Execution, entry: TableEntry) -> None:
         dead_sessions: set[str] = set()
         holder: TableLock | None = None
         with execution.work.coordinates():
-            locks = catalog.table_locks(entry.id)
+            locks = catalog.transactions.table_locks(entry.id)
             if any(_mine(execution, lock) for lock in locks):
                 return
             for lock in locks:
@@ -59,7 +59,7 @@ def acquire(execution: Execution, entry: TableEntry) -> None:
                     holder = lock
             if not dead_sessions and holder is None:
                 base = execution.delta.table(entry.location).version() if transaction is not None else None
-                catalog.add_lock(
+                catalog.transactions.add_lock(
                     TableLock(entry.id, session_id, transaction.id if transaction else None, execution.query_id, base)
                 )
                 break
@@ -92,9 +92,9 @@ def _timeout_message(execution: Execution, entry: TableEntry, holder: TableLock)
 
 def _release(execution: Execution, query_id: str) -> None:
     with execution.work.durable():
-        execution.catalog.remove_statement_locks(query_id)
+        execution.catalog.transactions.remove_statement_locks(query_id)
 
 
 def release(execution: Execution) -> None:
     """The statement finished: its autocommit locks end (inside the catalog transaction that records it)."""
-    execution.catalog.remove_statement_locks(execution.query_id)
+    execution.catalog.transactions.remove_statement_locks(execution.query_id)

@@ -93,7 +93,7 @@ def show_transactions(execution: Execution, pattern: re.Pattern[str] | None) -> 
     """``SHOW TRANSACTIONS``: the warehouse's open transactions."""
     rows = [
         (t.id, t.name, t.session_id, "running", t.started_at)
-        for t in execution.catalog.open_transactions()
+        for t in execution.catalog.transactions.open_transactions()
         if pattern is None or pattern.fullmatch(t.name or "")
     ]
     return results.rows(execution.spark, "id STRING, name STRING, session STRING, state STRING, started_on TIMESTAMP", rows)

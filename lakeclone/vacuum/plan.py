@@ -238,11 +238,11 @@ def protecting_clones(catalog: Catalog, table: TableEntry, now: dt.datetime) -> 
     UNDROP window closes; the chain is followed through expired clones too,
     since their own clones may still be alive.
     """
-    gone = {entry.id: when for entry, when in catalog.unpurged_tables()}
+    gone = {entry.id: when for entry, when in catalog.objects.unpurged_tables()}
     pending = [table.id]
     seen = {table.id}
     while pending:
-        for clone in catalog.clones_of(pending.pop(), purged=True):
+        for clone in catalog.objects.clones_of(pending.pop(), purged=True):
             if clone.id in seen:
                 continue
             seen.add(clone.id)
@@ -250,7 +250,7 @@ def protecting_clones(catalog: Catalog, table: TableEntry, now: dt.datetime) -> 
             if clone.purged_at is not None:
                 continue
             dropped = gone.get(clone.id)
-            if dropped is None or now <= dropped + catalog.retention(clone):
+            if dropped is None or now <= dropped + catalog.parameters.retention(clone):
                 yield clone
 
 
@@ -288,7 +288,7 @@ def plan(
 def plan_for(executor: Executor, table: TableEntry, *, retain_hours: float | None) -> VacuumPlan:
     """The plan of ``VACUUM table [RETAIN n HOURS]`` as of now, for the Python API."""
     now = executor.lake.now()
-    window = dt.timedelta(hours=retain_hours) if retain_hours is not None else executor.catalog.retention(table)
+    window = dt.timedelta(hours=retain_hours) if retain_hours is not None else executor.catalog.parameters.retention(table)
     return plan(executor.catalog, executor.delta, executor.storage, table, horizon=now - window, now=now)
 
 

@@ -41,8 +41,8 @@ def purge_expired(
         The tables fully purged by this call.
     """
     purged = []
-    for table, dropped in catalog.unpurged_tables():
-        if dropped is None or catalog.undroppable(table, dropped, now):
+    for table, dropped in catalog.objects.unpurged_tables():
+        if dropped is None or catalog.parameters.undroppable(table, dropped, now):
             continue
         if table.managed and storage.exists(table.location):
             decisions = plan(catalog, delta, storage, table, horizon=now, now=now, reasons=[_clones])
@@ -53,7 +53,7 @@ def purge_expired(
                 continue
             storage.delete(table.location, recursive=True)
         with durable():
-            catalog.mark_purged(table, now)
+            catalog.objects.mark_purged(table, now)
         purged.append(table)
     return purged
 

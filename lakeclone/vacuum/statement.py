@@ -36,7 +36,7 @@ def vacuum(execution: Execution) -> DataFrame:
     """
     expression = execution.expression
     entry = execution.tables.entry(expression.this)
-    configured = execution.catalog.retention(entry) / dt.timedelta(hours=1)
+    configured = execution.catalog.parameters.retention(entry) / dt.timedelta(hours=1)
     retain = expression.args.get("retain")
     hours = float(literal_int(retain, "RETAIN")) if retain is not None else configured
     if hours < 0:
@@ -56,6 +56,6 @@ def vacuum(execution: Execution) -> DataFrame:
         return results.rows(execution.spark, DRY_RUN_SCHEMA, rows)
     # Durable before a file goes: time travel must refuse the versions VACUUM is about to break.
     with execution.work.durable():
-        execution.catalog.record_vacuum(entry, VacuumEntry(execution.query_id, now, horizon))
+        execution.catalog.objects.record_vacuum(entry, VacuumEntry(execution.query_id, now, horizon))
     files, size = planner.execute(execution.storage, plan)
     return results.counts(execution.spark, [("number of files deleted", files), ("number of bytes deleted", size)])

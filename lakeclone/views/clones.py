@@ -21,12 +21,12 @@ def clone_views(event: CloneEvent) -> None:
     catalog = event.catalog
     cloned: dict[str, str] = {}
     for source, target in event.schemas:
-        for view in catalog.views(source):
+        for view in catalog.views.in_schema(source):
             if not event.existed(view.created_at):
                 continue
-            clone = catalog.create_view(target, view.name, definition=view.definition, columns=view.columns, now=event.now)
-            for key, value in catalog.parameters(view.id).items():
-                catalog.set_parameter(clone.id, key, value)
+            clone = catalog.views.create_view(target, view.name, definition=view.definition, columns=view.columns, now=event.now)
+            for key, value in catalog.parameters.of(view.id).items():
+                catalog.parameters.set_parameter(clone.id, key, value)
             cloned[view.id] = clone.id
     event.remapped["view"] = cloned
 

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 def view_definition(catalog: Catalog, name: QualifiedName) -> tuple[ViewEntry, exp.Query] | None:
     """The live view ``name`` and its query, parsed; None when no view has that name."""
-    view = catalog.view(name.database, name.schema, name.name)
+    view = catalog.views.view(name.database, name.schema, name.name)
     if view is None:
         return None
     return view, parse_definition(view.definition)
@@ -113,11 +113,11 @@ def _collect_tables(tables: Tables, view: ViewEntry, found: dict[str, TableEntry
     catalog = tables.catalog
     for reference in relation_references(parse_definition(view.definition)):
         name = scope.name(reference)
-        table = catalog.table(name.database, name.schema, name.name)
+        table = catalog.objects.table(name.database, name.schema, name.name)
         if table is not None:
             found.setdefault(table.id, table)
             continue
-        inner = catalog.view(name.database, name.schema, name.name)
+        inner = catalog.views.view(name.database, name.schema, name.name)
         if inner is None:
             raise ObjectNotFoundError(str(name))
         _collect_tables(scope, inner, found)

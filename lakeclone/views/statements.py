@@ -71,7 +71,7 @@ def create_view(execution: Execution) -> DataFrame:
     catalog = execution.catalog
     schema = require_schema(execution, name.database, name.schema)
     require_free_name(execution, name, ObjectKind.VIEW)
-    if catalog.view(name.database, name.schema, name.name) is not None:
+    if catalog.views.view(name.database, name.schema, name.name) is not None:
         if expression.args.get("exists"):
             return results.status(execution.spark, f"{name.name} already exists, statement succeeded.")
         if not expression.args.get("replace"):
@@ -84,7 +84,7 @@ def create_view(execution: Execution) -> DataFrame:
         held = make_room(execution, ObjectKind.VIEW, name)
         if held is not None:
             return held
-        entry = catalog.create_view(schema, name.name, definition=definition, columns=columns, now=execution.now())
+        entry = catalog.views.create_view(schema, name.name, definition=definition, columns=columns, now=execution.now())
         store_parameters(execution, ObjectKind.VIEW, entry.id, settings)
     return results.status(execution.spark, f"View {name.name} successfully created.")
 
@@ -146,7 +146,7 @@ def require_view(execution: Execution, target: exp.Table) -> ViewEntry:
 
 def _show_row(execution: Execution, view: ViewEntry) -> tuple[Any, ...]:
     """SHOW VIEWS' row; ``text`` is the view's query as written."""
-    settings = execution.catalog.parameters(view.id)
+    settings = execution.catalog.parameters.of(view.id)
     return (
         view.created_at,
         view.name,
@@ -178,10 +178,10 @@ def rename_view(execution: Execution, old: exp.Table, new: exp.Table) -> None:
     name = execution.tables.name(new)
     schema = require_schema(execution, name.database, name.schema)
     catalog = execution.catalog
-    if catalog.view(name.database, name.schema, name.name) is not None:
+    if catalog.views.view(name.database, name.schema, name.name) is not None:
         raise ObjectExistsError(name.name)
     require_free_name(execution, name, ObjectKind.VIEW)
-    catalog.rename_view(view, schema, name.name)
+    catalog.views.rename_view(view, schema, name.name)
 
 
 registry.schema_object(
