@@ -30,6 +30,38 @@ def test_only_the_catalog_package_opens_a_catalog_transaction() -> None:
     assert _calls_of("transaction", ast.parse((PACKAGE / "catalog" / "access.py").read_text(encoding="utf-8")))
 
 
+# What the guard answers that decides whether a statement may run; who a role is and what it sees only filter listings.
+_CHECKS = ("statement", "check", "require", "require_for_view", "meets", "holds", "grantable", "table")
+
+
+def _guard_checks(tree: ast.AST) -> list[int]:
+    """The lines of the calls in ``tree`` that ask the guard whether something may run."""
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _CHECKS
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "GUARD"
+    ]
+
+
+def test_privileges_are_checked_only_from_what_binds_declare() -> None:
+    """No feature checks a privilege in its handler: a statement's bind (or a table function's needs) says what it needs,
+    and the access feature alone checks it (issue 23)."""
+    checked = {
+        f"{path.relative_to(PACKAGE.parent)}:{line}"
+        for path in PACKAGE.rglob("*.py")
+        if PACKAGE / "access" not in path.parents
+        for line in _guard_checks(ast.parse(path.read_text(encoding="utf-8")))
+    }
+    assert checked == set()
+    # The rule finds what it looks for, and lets a listing ask what a role sees.
+    sample = "GUARD.require(catalog, roles, need)\nif GUARD.sees(catalog, roles, securable): pass\nGUARD.holds(c, r, s, p)"
+    assert _guard_checks(ast.parse(sample)) == [1, 3]
+
+
 def _kind_words_compared(tree: ast.AST, words: set[str]) -> list[int]:
     """The lines of ``tree`` that compare something with a kind's SQL word (``== "TABLE"``, ``in ("SCHEMA", …)``)."""
 

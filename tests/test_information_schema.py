@@ -161,6 +161,15 @@ def test_query_history_shows_a_user_their_own_statements(lake: lakeclone.Lake) -
     assert ("SELECT * FROM mine", "FAILED_WITH_ERROR") in rows(lake, by_user)
     with pytest.raises(lakeclone.LakecloneError, match="Insufficient privileges to operate on user 'ADMIN'"):
         ann.sql("SELECT * FROM TABLE(INFORMATION_SCHEMA.QUERY_HISTORY_BY_USER(USER_NAME => 'ADMIN'))")
+    # Through a view, another user's statements are still the administrator's: the view's reader is checked.
+    lake.sql(
+        "CREATE VIEW admin_history AS SELECT query_text FROM TABLE(INFORMATION_SCHEMA.QUERY_HISTORY_BY_USER(USER_NAME => 'ADMIN'))"
+    )
+    lake.sql("GRANT USAGE ON DATABASE lake TO ROLE analyst; GRANT USAGE ON SCHEMA lake.public TO ROLE analyst")
+    lake.sql("GRANT SELECT ON VIEW admin_history TO ROLE analyst")
+    assert rows(lake, "SELECT COUNT(*) > 0 FROM admin_history") == [(True,)]
+    with pytest.raises(lakeclone.LakecloneError, match="Insufficient privileges to operate on user 'ADMIN'"):
+        ann.sql("SELECT * FROM admin_history")
     # A session's statements: this session's by default.
     by_session = "SELECT DISTINCT session_id, user_name FROM TABLE(INFORMATION_SCHEMA.QUERY_HISTORY_BY_SESSION())"
     ((session_id, user),) = rows(ann, by_session)

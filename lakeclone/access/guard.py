@@ -31,6 +31,7 @@ from lakeclone.engine.privileges import (
     Privilege,
     Requirement,
     Securable,
+    function_needs,
     reads_of,
     schema_securable,
 )
@@ -66,8 +67,11 @@ class Guard:
         return found
 
     def statement(self, executor: Executor, needs: Iterable[Requirement | None]) -> None:
-        catalog = executor.catalog
-        roles = self.roles(catalog, executor.context.role)
+        self.check(executor.catalog, executor.context.role, needs)
+
+    def check(self, catalog: Catalog, role: str, needs: Iterable[Requirement | None]) -> None:
+        """Raise unless ``role`` holds what ``needs`` asks; they are computed only for a role that is not ACCOUNTADMIN."""
+        roles = self.roles(catalog, role)
         if ACCOUNTADMIN in roles:
             return
         for need in needs:
@@ -182,7 +186,7 @@ class Guard:
         if need.denied_on is not None:
             raise InsufficientPrivilegesError(need.denied_on.kind, need.denied_on.name)
         if not seen:
-            raise ObjectNotFoundError(target.name, _NOT_FOUND_AS.get(target.kind, "Object"))
+            raise ObjectNotFoundError(target.name, need.unseen_as or _NOT_FOUND_AS.get(target.kind, "Object"))
         raise InsufficientPrivilegesError(target.kind, target.name)
 
     def owns(self, catalog: Catalog, roles: set[str], securable: Securable) -> bool:
@@ -219,8 +223,14 @@ class Guard:
         )
 
 
-# How Snowflake names a kind of object the role cannot see, where not "Object".
-_NOT_FOUND_AS = {ObjectKind.STAGE: "Stage", ObjectKind.FILE_FORMAT: "File format"}
+# What a denial calls an object the role does not see, where not "Object": what the statement calls it when it is missing.
+_NOT_FOUND_AS = {
+    ObjectKind.STAGE: "Stage",
+    ObjectKind.FILE_FORMAT: "File format",
+    ObjectKind.MASKING_POLICY: "Masking policy",
+    ObjectKind.ROW_ACCESS_POLICY: "Row access policy",
+    ObjectKind.TAG: "Tag",
+}
 
 # What each SHOW lists beyond the kinds of schema object features register: the kind, and the columns that name it.
 _QUALIFIED = ("database_name", "schema_name", "name")
@@ -267,5 +277,8 @@ def require_definer_reads(tables: Tables, query: exp.Expr, definer: Definer) -> 
             f"{definer.name} cannot read files: a view's or a policy's query reads tables, views and streams."
         )
     for need in reads_of(tables, read_references(query), definer):
-        if need is not None:
+        if isinstance(need, Need) and need.definer is not None:
             GUARD.require_for_view(tables.catalog, need)
+        elif need is not None:  # a table function's own need, in a view the body reads: the session's
+            GUARD.check(tables.catalog, tables.session.role, (need,))
+    GUARD.check(tables.catalog, tables.session.role, function_needs(tables, query))

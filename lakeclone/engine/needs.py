@@ -17,6 +17,7 @@ from sqlglot import exp
 
 from lakeclone.catalog.entries import ObjectKind
 from lakeclone.catalog.names import database_name, schema_name
+from lakeclone.catalog.policies import POLICY_KINDS
 from lakeclone.engine import registry
 from lakeclone.engine.privileges import (
     ACCOUNT_SECURABLE,
@@ -55,7 +56,7 @@ def nothing(tables: Tables, expression: exp.Expression) -> Iterable[Need | None]
     return ()
 
 
-def query(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
+def query(tables: Tables, expression: exp.Expression) -> Iterator[Requirement | None]:
     """SELECT on each relation a query reads, and USAGE on the stages whose files it reads."""
     yield from reads(tables, expression)
 
@@ -82,7 +83,7 @@ def read_history(tables: Tables, expression: exp.Expression) -> Iterator[Need | 
 def describe(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
     """That the role sees the object described."""
     kind = _kind(expression, ObjectKind.TABLE)
-    described = (ObjectKind.VIEW, ObjectKind.STREAM, ObjectKind.STAGE, ObjectKind.FILE_FORMAT)
+    described = (ObjectKind.VIEW, ObjectKind.STREAM, ObjectKind.STAGE, ObjectKind.FILE_FORMAT, *POLICY_KINDS)
     kinds = (kind,) if kind in described else (ObjectKind.TABLE, ObjectKind.VIEW)
     target = relation(tables, expression.this, kinds)
     yield Need(target, ()) if target else None
@@ -119,7 +120,7 @@ def _dml_target(expression: exp.Expression) -> exp.Table | None:
     return target if isinstance(target, exp.Table) else None
 
 
-def dml(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
+def dml(tables: Tables, expression: exp.Expression) -> Iterator[Requirement | None]:
     """The writes a DML statement makes on its target, the sequences its defaults draw from, and what it reads."""
     target = _dml_target(expression)
     if target is not None:
@@ -218,7 +219,7 @@ _CREATE_PRIVILEGE = {
 }
 
 
-def create(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
+def create(tables: Tables, expression: exp.Expression) -> Iterator[Requirement | None]:
     """CREATE <kind> where the object goes; OWNERSHIP (MODIFY for a table) of what OR REPLACE replaces; what it reads."""
     catalog = tables.catalog
     text = str(expression.args.get("kind") or "").upper()

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from lakeclone.catalog.access import ACCOUNT_ID
-from lakeclone.catalog.entries import ObjectKind
+from lakeclone.catalog.entries import GranteeKind, ObjectKind
 from lakeclone.catalog.names import database_name, schema_name
 from lakeclone.catalog.policies import POLICY_KINDS, PolicyEntry, PolicyKind
 from lakeclone.dialect import option_reference, table_reference
@@ -100,6 +100,14 @@ class Definer:
 
 
 @dataclass(frozen=True)
+class Principal:
+    """A user or role a denial names (``Insufficient privileges to operate on user 'ANN'``): no object grants are on."""
+
+    kind: GranteeKind
+    name: str
+
+
+@dataclass(frozen=True)
 class Need:
     """What a statement needs on one object: any one of ``privileges`` (none: that the role sees it).
 
@@ -113,7 +121,9 @@ class Need:
     securable: Securable
     privileges: tuple[Privilege, ...]
     definer: Definer | None = None
-    denied_on: Securable | None = None
+    denied_on: Securable | Principal | None = None
+    unseen_as: str | None = None
+    """What a denial calls the object when the role does not see it, where that is not said by its kind (``Policy``)."""
 
 
 @dataclass(frozen=True)
@@ -196,10 +206,17 @@ def _in_schema(catalog: Catalog, kind: ObjectKind, name: QualifiedName) -> Schem
     return catalog.schema_objects.named(kind, name)
 
 
-def reads(tables: Tables, expression: exp.Expr, *, skip: exp.Expr | None = None) -> Iterator[Need | None]:
+def reads(tables: Tables, expression: exp.Expr, *, skip: exp.Expr | None = None) -> Iterator[Requirement | None]:
     references = [table for table in read_references(expression) if table is not skip]
     yield from reads_of(tables, references)
     yield from file_reads(tables, expression)
+    yield from function_needs(tables, expression)
+
+
+def function_needs(tables: Tables, expression: exp.Expr) -> Iterator[Requirement | None]:
+    """What each call of a table function in ``expression`` needs beyond the relations it reads (see ``TableFunction.needs``)."""
+    for _, call, function in table_function_calls(expression):
+        yield from function.needs(tables, call)
 
 
 def file_reads(tables: Tables, expression: exp.Expr) -> Iterator[Need | None]:
@@ -217,7 +234,7 @@ def file_reads(tables: Tables, expression: exp.Expr) -> Iterator[Need | None]:
         yield Need(ACCOUNT_SECURABLE, (Privilege.CREATE_EXTERNAL_TABLE,))
 
 
-def reads_of(tables: Tables, references: list[exp.Table], definer: Definer | None = None) -> Iterator[Need | None]:
+def reads_of(tables: Tables, references: list[exp.Table], definer: Definer | None = None) -> Iterator[Requirement | None]:
     """SELECT on each relation ``references`` name, and on what streams and views among them read."""
     for table in references:
         securable = relation(tables, table)
@@ -239,7 +256,7 @@ def _container_need(tables: Tables, table: exp.Table, definer: Definer | None) -
     return Need(database, (Privilege.USAGE,), definer) if database is not None else None
 
 
-def _behind(tables: Tables, securable: Securable, definer: Definer | None) -> Iterator[Need | None]:
+def _behind(tables: Tables, securable: Securable, definer: Definer | None) -> Iterator[Requirement | None]:
     """What reading a stream or a view needs beyond SELECT on it: on what the stream tracks, or what the view reads."""
     catalog = tables.catalog
     if securable.kind is ObjectKind.STREAM:
@@ -257,6 +274,8 @@ def _behind(tables: Tables, securable: Securable, definer: Definer | None) -> It
         scope, query = view_query(tables, view)
         owner = Definer(view.qualified, catalog.access.owner(ObjectKind.VIEW, view.id))
         yield from reads_of(scope, read_references(query), owner)
+        # A table function's own needs are the session's, in a view as in a statement.
+        yield from function_needs(scope, query)
 
 
 def _source_need(catalog: Catalog, source_id: str) -> Need | None:

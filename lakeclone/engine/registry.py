@@ -212,6 +212,10 @@ def _reads_nothing(call: exp.Anonymous) -> list[exp.Table]:
     return []
 
 
+def _needs_nothing(tables: Tables, call: exp.Anonymous) -> Iterable[Requirement | None]:
+    return ()
+
+
 @dataclass(frozen=True)
 class TableFunction:
     """A table function lakeclone binds itself.
@@ -223,11 +227,16 @@ class TableFunction:
             SELECT on each, as on a relation it names.
         reads_files: whether a call reads files by their URI, which needs what
             naming a stage's URL needs.
+        needs: what a call needs beyond reading those (that the role sees the
+            object whose policies it lists; the administrator's right to
+            another user's statements), checked with the statement's other
+            needs wherever the call is, in a view's definition too.
     """
 
     bind: Callable[[Tables, exp.Anonymous], exp.Expression]
     reads: Callable[[exp.Anonymous], list[exp.Table]] = _reads_nothing
     reads_files: bool = False
+    needs: Callable[[Tables, exp.Anonymous], Iterable[Requirement | None]] = _needs_nothing
 
 
 TABLE_FUNCTIONS: dict[str, TableFunction] = {}

@@ -8,18 +8,23 @@ sees everyone's, as one with MONITOR on Snowflake's warehouses does.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
+from lakeclone.catalog.entries import GranteeKind
 from lakeclone.catalog.sessions import is_alive
 from lakeclone.engine import registry, results
 from lakeclone.engine.arguments import named_arguments
-from lakeclone.errors import InsufficientPrivilegesError, SqlCompilationError
+from lakeclone.engine.privileges import ADMINISTRATION, Need, Principal
+from lakeclone.errors import SqlCompilationError
 from lakeclone.timetravel import literal_int
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from lakeclone.catalog.entries import QueryEntry
     from lakeclone.engine.tables import Tables
 
@@ -61,13 +66,12 @@ def _history(tables: Tables, call: exp.Anonymous, selectors: tuple[str, ...]) ->
     if not 1 <= limit <= MAX_LIMIT:
         raise SqlCompilationError(f"invalid value [{limit}] for parameter '{_LIMIT}': it must be between 1 and {MAX_LIMIT}.")
     session = tables.session
-    authorizer = registry.SLOTS.authorizer
-    sees_all = authorizer is None or authorizer.administers(tables.catalog, session.role)
     if "USER_NAME" in selectors:
-        user: str | None = _text(arguments, "USER_NAME", call).upper() if "USER_NAME" in arguments else session.user
-        if user != session.user and not sees_all:
-            raise InsufficientPrivilegesError("USER", str(user))
+        # Another user's statements need what query_history_by_user_needs says.
+        user: str | None = _named_user(arguments, call) or session.user
     else:
+        authorizer = registry.SLOTS.authorizer
+        sees_all = authorizer is None or authorizer.administers(tables.catalog, session.role)
         user = None if sees_all else session.user
     session_id = _text(arguments, "SESSION_ID", call) if "SESSION_ID" in arguments else None
     if "SESSION_ID" in selectors and session_id is None:
@@ -76,6 +80,17 @@ def _history(tables: Tables, call: exp.Anonymous, selectors: tuple[str, ...]) ->
     alive = {sid: sid == session.session_id or is_alive(tables.warehouse, sid) for sid in {e.origin.session_id for e in entries}}
     data = [_row(entry, tables.now, alive[entry.origin.session_id]) for entry in entries]
     return tables.bind_frame(results.rows(tables.spark, QUERY_HISTORY_SCHEMA, data), None)
+
+
+def query_history_by_user_needs(tables: Tables, call: exp.Anonymous) -> Iterator[Need | None]:
+    """Another user's statements are the administrator's to read (ACCOUNTADMIN's, as MONITOR is on Snowflake)."""
+    user = _named_user(_arguments(call, ("USER_NAME", *_RANGE, _LIMIT)), call)
+    if user is not None and user != tables.session.user:
+        yield dataclasses.replace(ADMINISTRATION, denied_on=Principal(GranteeKind.USER, user))
+
+
+def _named_user(arguments: dict[str, exp.Expression], call: exp.Anonymous) -> str | None:
+    return _text(arguments, "USER_NAME", call).upper() if "USER_NAME" in arguments else None
 
 
 def _row(entry: QueryEntry, now: dt.datetime, session_alive: bool) -> tuple[Any, ...]:
@@ -126,6 +141,6 @@ def _text(arguments: dict[str, exp.Expression], name: str, call: exp.Anonymous) 
 
 TABLE_FUNCTIONS = {
     "QUERY_HISTORY": registry.TableFunction(query_history),
-    "QUERY_HISTORY_BY_USER": registry.TableFunction(query_history_by_user),
+    "QUERY_HISTORY_BY_USER": registry.TableFunction(query_history_by_user, needs=query_history_by_user_needs),
     "QUERY_HISTORY_BY_SESSION": registry.TableFunction(query_history_by_session),
 }

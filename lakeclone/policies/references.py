@@ -14,11 +14,23 @@ from lakeclone.dialect import table_reference
 from lakeclone.engine import registry, results
 from lakeclone.engine.arguments import named_arguments
 from lakeclone.engine.compiler import spark_sql
-from lakeclone.engine.privileges import ACCOUNT_SECURABLE, Need, Privilege, Securable, named_schema, relation
+from lakeclone.engine.privileges import (
+    ACCOUNT_SECURABLE,
+    Either,
+    Need,
+    Privilege,
+    Requirement,
+    Securable,
+    named_schema,
+    relation,
+)
 from lakeclone.errors import ObjectNotFoundError, SqlCompilationError
 from lakeclone.policies.model import APPLY_ON_ACCOUNT, column_types, protection
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from lakeclone.catalog.store import Catalog
     from lakeclone.engine.tables import Tables
 
 POLICY_REFERENCES_SCHEMA = (
@@ -44,23 +56,34 @@ def _arguments(call: exp.Anonymous, names: tuple[str, ...]) -> dict[str, str]:
     return found
 
 
-def _entity(tables: Tables, name: str, domain: str) -> tuple[str, ObjectKind, QualifiedName]:
-    """(id, kind) of the table or view ``name`` names, checked visible to the role, and its qualified name."""
-    kinds = {
-        "TABLE": (ObjectKind.TABLE, ObjectKind.VIEW),
-        "VIEW": (ObjectKind.VIEW,),
-        "COLUMN": (ObjectKind.TABLE, ObjectKind.VIEW),
-    }.get(domain.upper())
+_DOMAINS = {
+    "TABLE": (ObjectKind.TABLE, ObjectKind.VIEW),
+    "VIEW": (ObjectKind.VIEW,),
+    "COLUMN": (ObjectKind.TABLE, ObjectKind.VIEW),
+}
+
+
+def _entity_securable(tables: Tables, name: str, domain: str) -> tuple[Securable | None, QualifiedName]:
+    """The table or view ``name`` names in ``domain`` (None where it names none), and its qualified name."""
+    kinds = _DOMAINS.get(domain.upper())
     if kinds is None:
         raise SqlCompilationError(f"Invalid value '{domain}' for the entity's domain: TABLE, VIEW or COLUMN.")
     reference = table_reference(name)
-    securable = relation(tables, reference, kinds)
-    qualified = tables.name(reference)
+    return relation(tables, reference, kinds), tables.name(reference)
+
+
+def _entity(tables: Tables, name: str, domain: str) -> tuple[str, ObjectKind, QualifiedName]:
+    """(id, kind) of the table or view ``name`` names, and its qualified name."""
+    securable, qualified = _entity_securable(tables, name, domain)
     if securable is None:
         raise ObjectNotFoundError(str(qualified))
-    catalog = tables.catalog
-    GUARD.require(catalog, GUARD.roles(catalog, tables.session.role), Need(securable, ()))
     return securable.id, securable.kind, qualified
+
+
+def _entity_need(tables: Tables, name: str, domain: str) -> Need | None:
+    """That the role sees the table or view whose policies or tags are listed."""
+    securable, _ = _entity_securable(tables, name, domain)
+    return Need(securable, ()) if securable is not None else None
 
 
 def policy_references(tables: Tables, call: exp.Anonymous) -> exp.Expression:
@@ -72,7 +95,11 @@ def policy_references(tables: Tables, call: exp.Anonymous) -> exp.Expression:
     catalog = tables.catalog
     rows: list[tuple[object, ...]] = []
     if "POLICY_NAME" in arguments:
-        policy = _policy(tables, arguments["POLICY_NAME"])
+        qualified = tables.name(table_reference(arguments["POLICY_NAME"]))
+        named = _policy(catalog, qualified)
+        if named is None:
+            raise ObjectNotFoundError(str(qualified), "Policy")
+        policy = named[0]
         roles = GUARD.roles(catalog, tables.session.role)
         for reference in catalog.policies.references_to_policy(policy.id):
             entry = catalog.objects.table_by_id(reference.object_id) or catalog.views.view_by_id(reference.object_id)
@@ -96,28 +123,43 @@ def policy_references(tables: Tables, call: exp.Anonymous) -> exp.Expression:
     return tables.bind_frame(results.rows(tables.spark, POLICY_REFERENCES_SCHEMA, rows), None)
 
 
-def _policy(tables: Tables, name: str) -> PolicyEntry:
-    """The masking or row access policy ``name`` names, if the role may list where it is set.
+def policy_references_needs(tables: Tables, call: exp.Anonymous) -> Iterator[Requirement | None]:
+    """That the role sees the table or view whose policies are listed, or may list where the policy named is set.
 
-    A role that may set the policy: one holding a privilege on it (its
-    owner, or APPLY) with USAGE on its schema, or APPLY MASKING POLICY (APPLY
-    ROW ACCESS POLICY) on the account. To any other role a policy it may not
-    list reads like a missing one.
+    A role may list where a policy is set if it may set the policy: it holds a
+    privilege on it (its owner, or APPLY) with USAGE on its schema, or APPLY
+    MASKING POLICY (APPLY ROW ACCESS POLICY) on the account. To any other role
+    a policy it may not list reads like a missing one.
     """
+    arguments = _arguments(call, ("REF_ENTITY_NAME", "REF_ENTITY_DOMAIN", "POLICY_NAME"))
+    if "POLICY_NAME" not in arguments:
+        if "REF_ENTITY_NAME" in arguments and "REF_ENTITY_DOMAIN" in arguments:
+            yield _entity_need(tables, arguments["REF_ENTITY_NAME"], arguments["REF_ENTITY_DOMAIN"])
+        return
     catalog = tables.catalog
-    roles = GUARD.roles(catalog, tables.session.role)
-    qualified = tables.name(table_reference(name))
+    qualified = tables.name(table_reference(arguments["POLICY_NAME"]))
     schema = named_schema(catalog, qualified.database, qualified.schema)
-    if schema is not None:
-        GUARD.require(catalog, roles, Need(schema, (Privilege.USAGE,)))
+    if schema is None:
+        yield None
+        return
+    yield Need(schema, (Privilege.USAGE,))  # first: a schema the role may not use hides whether the policy is there
+    found = _policy(catalog, qualified)
+    if found is None:
+        yield None
+        return
+    policy, kind = found
+    securable = Securable(kind.object_kind, policy.id, str(qualified), (schema,))
+    on_account = Need(ACCOUNT_SECURABLE, (APPLY_ON_ACCOUNT[kind],))
+    yield Either((on_account,), (Need(securable, (), unseen_as="Policy"),))
+
+
+def _policy(catalog: Catalog, qualified: QualifiedName) -> tuple[PolicyEntry, PolicyKind] | None:
+    """The masking or row access policy ``qualified`` names, and its kind."""
     for kind in (PolicyKind.MASKING, PolicyKind.ROW_ACCESS):
         policy = catalog.policies.policy(qualified.database, qualified.schema, qualified.name, kind)
-        if policy is None:
-            continue
-        securable = Securable(kind.object_kind, policy.id, str(qualified))
-        if GUARD.holds(catalog, roles, ACCOUNT_SECURABLE, APPLY_ON_ACCOUNT[kind]) or GUARD.sees(catalog, roles, securable):
-            return policy
-    raise ObjectNotFoundError(str(qualified), "Policy")
+        if policy is not None:
+            return policy, kind
+    return None
 
 
 def _row(
@@ -161,6 +203,16 @@ def _columns(tables: Tables, kind: ObjectKind, object_id: str) -> list[tuple[str
     return [(field.name, field.dataType.simpleString()) for field in fields]
 
 
+def tag_references_needs(tables: Tables, call: exp.Anonymous) -> Iterator[Requirement | None]:
+    """That the role sees the table or view whose tags are listed."""
+    arguments = _arguments(call, ("OBJECT_NAME", "OBJECT_DOMAIN"))
+    if len(arguments) == 2:
+        name, domain = arguments["OBJECT_NAME"], arguments["OBJECT_DOMAIN"].upper()
+        if domain == "COLUMN":
+            name, domain = name.rpartition(".")[0], "TABLE"
+        yield _entity_need(tables, name, domain)
+
+
 def tag_references(tables: Tables, call: exp.Anonymous) -> exp.Expression:
     """``TAG_REFERENCES('t', 'table')``: the tags set on a table or view (``'t.c', 'column'``: on a column)."""
     arguments = _arguments(call, ("OBJECT_NAME", "OBJECT_DOMAIN"))
@@ -198,6 +250,6 @@ def tag_references(tables: Tables, call: exp.Anonymous) -> exp.Expression:
 
 
 TABLE_FUNCTIONS = {
-    "POLICY_REFERENCES": registry.TableFunction(policy_references),
-    "TAG_REFERENCES": registry.TableFunction(tag_references),
+    "POLICY_REFERENCES": registry.TableFunction(policy_references, needs=policy_references_needs),
+    "TAG_REFERENCES": registry.TableFunction(tag_references, needs=tag_references_needs),
 }

@@ -516,10 +516,7 @@ def _show(kind: PolicyKind) -> registry.ShowHandler:
 
 def _describe(kind: PolicyKind) -> registry.Handler:
     def describe(execution: Execution) -> DataFrame:
-        policy, securable = _found(execution, execution.expression.this, kind)
-        catalog = execution.catalog
-        if not GUARD.sees(catalog, GUARD.roles(catalog, execution.session.role), securable):
-            raise ObjectNotFoundError(policy.qualified, _LABELS[kind])
+        policy, _ = _found(execution, execution.expression.this, kind)
         if kind is PolicyKind.TAG:
             allowed = None if policy.allowed_values is None else ", ".join(policy.allowed_values)
             return results.rows(

@@ -13,7 +13,7 @@ from lakeclone.dialect import table_reference
 from lakeclone.dialect.expressions import CreateStream
 from lakeclone.engine import registry, results
 from lakeclone.engine.objects import make_room, require_free_name, require_object, require_schema
-from lakeclone.engine.privileges import Need, Privilege, create_in_schema, reads_of
+from lakeclone.engine.privileges import Privilege, Requirement, create_in_schema, reads_of
 from lakeclone.errors import ObjectExistsError, SqlCompilationError
 from lakeclone.streams import tracking, view_plan
 from lakeclone.streams.staleness import staleness
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 STREAM_TYPE = "DELTA"
 
 
-def _create_stream_needs(tables: Tables, expression: exp.Expression) -> Iterator[Need | None]:
+def _create_stream_needs(tables: Tables, expression: exp.Expression) -> Iterator[Requirement | None]:
     """CREATE STREAM in the stream's schema, and SELECT on what it tracks (and on what that reads)."""
     yield from create_in_schema(tables, expression.this, Privilege.CREATE_STREAM)
     yield from reads_of(tables, [expression.args["source"]])
