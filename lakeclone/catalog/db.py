@@ -291,10 +291,11 @@ class Store:
         return self._connection.transaction()
 
     def joined_or_at_once(self) -> contextlib.AbstractContextManager[None]:
+        """A block that joins the open transaction, or commits on its own (see :meth:`CatalogConnection.joined_or_at_once`)."""
         return self._connection.joined_or_at_once()
 
     def _as_first_held(self, key: tuple[str, ...], row: sqlite3.Row | None) -> sqlite3.Row | None:
-        """``row``, the live object a name holds now, as :meth:`names_held` lets the statement see it.
+        """``row``, the live object a name holds now, as :meth:`CatalogConnection.names_held` lets the statement see it.
 
         ``key`` is the catalog table and the name.
         """
