@@ -317,6 +317,24 @@ def test_unset_comment_of_a_column_sets_it_to_none() -> None:
     assert (action.name, action.args["allow_null"]) == ("UNSET", True)
 
 
+def test_several_column_changes_in_one_alter() -> None:
+    """Snowflake's list, ``[COLUMN] c …`` after a comma (or parenthesized), and the list with ALTER repeated."""
+    expected = [
+        exp.AlterColumn(this=exp.to_identifier("A"), drop=True, allow_null=True),
+        exp.AlterColumn(this=exp.to_identifier("B"), comment=exp.Literal.string("")),
+    ]
+    for statement in (
+        "ALTER TABLE t ALTER COLUMN a DROP NOT NULL, COLUMN b UNSET COMMENT",
+        "ALTER TABLE t MODIFY a DROP NOT NULL, b UNSET COMMENT",
+        "ALTER TABLE t MODIFY (a DROP NOT NULL, COLUMN b UNSET COMMENT)",
+        "ALTER TABLE t ALTER COLUMN a DROP NOT NULL, ALTER COLUMN b UNSET COMMENT",
+    ):
+        assert _one(statement).args["actions"] == expected, statement
+    # Another kind of action after column changes is not one statement lsql runs.
+    with pytest.raises(errors.SqlSyntaxError, match="unexpected 'ADD'"):
+        _one("ALTER TABLE t ALTER COLUMN a DROP NOT NULL, ADD COLUMN x INT")
+
+
 def test_recluster() -> None:
     assert _one("ALTER TABLE t SUSPEND RECLUSTER") == AlterRecluster(this=_table("T"), suspend=True)
     assert _one("ALTER TABLE IF EXISTS t RESUME RECLUSTER") == AlterRecluster(this=_table("T"), exists=True, suspend=False)

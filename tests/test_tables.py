@@ -402,6 +402,20 @@ def test_a_columns_comment_not_null_and_default_change(lake: lakeclone.Lake) -> 
     assert describe(lake, "t")["N"][2] is None
 
 
+def test_several_columns_change_in_one_statement_and_one_commit(lake: lakeclone.Lake) -> None:
+    lake.sql("CREATE TABLE t (id INT, v STRING, n INT DEFAULT 7); INSERT INTO t VALUES (1, 'a', 2)")
+    versions = len(lake.sql("DESCRIBE HISTORY t").collect())
+    lake.sql("ALTER TABLE t MODIFY COLUMN v COMMENT 'the value', COLUMN id SET NOT NULL, n DROP DEFAULT")
+    described = describe(lake, "t")
+    assert (described["V"][3], described["ID"][1], described["N"][2]) == ("the value", "N", None)
+    assert len(lake.sql("DESCRIBE HISTORY t").collect()) == versions + 1
+    # A change lakeclone refuses refuses the whole list.
+    with pytest.raises(lakeclone.LakecloneError, match="SET DATA TYPE BIGINT is not supported"):
+        lake.sql("ALTER TABLE t ALTER (v UNSET COMMENT, id SET DATA TYPE BIGINT)")
+    assert describe(lake, "t")["V"][3] == "the value"
+    assert len(lake.sql("DESCRIBE HISTORY t").collect()) == versions + 1
+
+
 @pytest.mark.parametrize(
     ("statement", "message"),
     [

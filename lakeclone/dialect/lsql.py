@@ -115,6 +115,12 @@ class LsqlParser(policies.PolicyParser):
     # Snowflake rejects a bare expression such as `SELEC 1` at its first word.
     QUERY_START_TOKENS: t.ClassVar = {TokenType.SELECT, TokenType.WITH, TokenType.L_PAREN}
 
+    ALTER_PARSERS = {
+        **policies.PolicyParser.ALTER_PARSERS,
+        "ALTER": lambda self: self._parse_column_changes(),
+        "MODIFY": lambda self: self._parse_column_changes(),
+    }
+
     DESCRIBE_PARSERS: t.ClassVar[dict[str, t.Callable[[LsqlParser], exp.Expression]]] = {
         "DETAIL": lambda self: self.expression(DescribeDetail(this=self._parse_table_parts())),
         "HISTORY": lambda self: self._parse_describe_history(),
@@ -303,6 +309,27 @@ class LsqlParser(policies.PolicyParser):
                 kind = self._prev.text.upper()
                 this = self._parse_table_parts()
         return self.expression(ShowParameters(this=this, kind=kind, like=like))
+
+    def _parse_column_changes(self) -> list[exp.Expr]:
+        """Snowflake's ``{ALTER | MODIFY} [(] [COLUMN] a …, [COLUMN] b … [)]``: one action per column change.
+
+        Each change after a comma may repeat ``ALTER`` or ``MODIFY``, as other dialects spell the list.
+        """
+        wrapped = self._match(TokenType.L_PAREN)
+        changes = [self._parse_alter_table_alter()]
+        while True:
+            before = self._index
+            if not self._match(TokenType.COMMA):
+                break
+            self._match_texts(("ALTER", "MODIFY"))
+            if self._curr is not None and self._curr.text.upper() in self.ALTER_PARSERS:
+                # Another kind of action (ADD, DROP …) after column changes: the statement is not one lsql runs.
+                self._retreat(before)
+                break
+            changes.append(self._parse_alter_table_alter())
+        if wrapped:
+            self._match_r_paren()
+        return [change for change in changes if change is not None]
 
     def _parse_alter_table_alter(self) -> exp.Expr | None:
         # Snowflake's ALTER [COLUMN] c UNSET COMMENT: the column's comment set to none, as COMMENT '' sets it.
