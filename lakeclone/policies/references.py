@@ -203,26 +203,28 @@ def _columns(tables: Tables, kind: ObjectKind, object_id: str) -> list[tuple[str
     return [(field.name, field.dataType.simpleString()) for field in fields]
 
 
-def tag_references_needs(tables: Tables, call: exp.Anonymous) -> Iterator[Requirement | None]:
-    """That the role sees the table or view whose tags are listed."""
-    arguments = _arguments(call, ("OBJECT_NAME", "OBJECT_DOMAIN"))
-    if len(arguments) == 2:
-        name, domain = arguments["OBJECT_NAME"], arguments["OBJECT_DOMAIN"].upper()
-        if domain == "COLUMN":
-            name, domain = name.rpartition(".")[0], "TABLE"
-        yield _entity_need(tables, name, domain)
-
-
-def tag_references(tables: Tables, call: exp.Anonymous) -> exp.Expression:
-    """``TAG_REFERENCES('t', 'table')``: the tags set on a table or view (``'t.c', 'column'``: on a column)."""
+def _tagged(call: exp.Anonymous) -> tuple[str, str, str | None]:
+    """What ``TAG_REFERENCES('t', 'table')`` (``'t.c', 'column'``) names: the table or view, its domain, the column."""
     arguments = _arguments(call, ("OBJECT_NAME", "OBJECT_DOMAIN"))
     if len(arguments) != 2:
         raise SqlCompilationError("TAG_REFERENCES takes an object's name and its domain: TAG_REFERENCES('t', 'table').")
     name, domain = arguments["OBJECT_NAME"], arguments["OBJECT_DOMAIN"].upper()
-    column: str | None = None
     if domain == "COLUMN":
-        name, _, column = name.rpartition(".")
-    object_id, kind, owner = _entity(tables, name, "TABLE" if domain == "COLUMN" else domain)
+        owner, _, column = name.rpartition(".")
+        return owner, "TABLE", column
+    return name, domain, None
+
+
+def tag_references_needs(tables: Tables, call: exp.Anonymous) -> Iterator[Requirement | None]:
+    """That the role sees the table or view whose tags are listed."""
+    name, domain, _ = _tagged(call)
+    yield _entity_need(tables, name, domain)
+
+
+def tag_references(tables: Tables, call: exp.Anonymous) -> exp.Expression:
+    """``TAG_REFERENCES('t', 'table')``: the tags set on a table or view (``'t.c', 'column'``: on a column)."""
+    name, domain, column = _tagged(call)
+    object_id, kind, owner = _entity(tables, name, domain)
     catalog = tables.catalog
     rows: list[tuple[object, ...]] = []
     for reference in catalog.policies.tag_references(object_id):
