@@ -42,6 +42,7 @@ __all__ = [
     "StaleStreamError",
     "StatementNotFoundError",
     "StatementPosition",
+    "StorageError",
     "StreamBusyError",
     "TableFilesMissingError",
     "TimeTravelError",
@@ -250,6 +251,10 @@ class TableFilesMissingError(ExecutionError):
             f"{table} has no files: its Delta log is gone from {location} (deleted outside lakeclone). "
             "DROP TABLE removes it from the catalog."
         )
+
+
+class StorageError(ExecutionError):
+    """Object storage refused a request or could not be reached: a missing bucket, wrong credentials, a server that is down."""
 
 
 class ConcurrentWriteError(LakecloneError):

@@ -56,7 +56,10 @@ def connect(
 
     Args:
         warehouse: where managed tables live: a local folder or a URI Spark can
-            reach. Defaults to ``$LAKECLONE_WAREHOUSE``, else ``./lakeclone-warehouse``.
+            reach, such as ``s3a://bucket/prefix`` on S3 or an S3-compatible server
+            (credentials and the server's address from the usual AWS environment
+            variables: see :func:`lakeclone.session.object_storage_settings`).
+            Defaults to ``$LAKECLONE_WAREHOUSE``, else ``./lakeclone-warehouse``.
         spark: the SparkSession that does the compute, configured for Delta
             (see :func:`lakeclone.configure_spark`). Defaults to an embedded
             ``local[*]`` session tuned for interactive use.
@@ -91,10 +94,17 @@ def connect(
     """
     from lakeclone.errors import SetupError
     from lakeclone.progress import in_kernel, status
-    from lakeclone.session import active_session, embedded_spark, prepare
+    from lakeclone.session import OBJECT_STORAGE_SCHEMES, active_session, embedded_spark, prepare, require_object_storage
 
     target = os.fspath(warehouse or os.environ.get(WAREHOUSE_ENV) or DEFAULT_WAREHOUSE)
-    scheme = urlsplit(target).scheme
+    parts = urlsplit(target)
+    scheme = parts.scheme
+    if "@" in parts.netloc:
+        # Hadoop refuses secrets in a URI, and the catalog records the warehouse's.
+        raise SetupError("A warehouse's URI must not hold credentials; give them as AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.")
+    if scheme == "s3":
+        raise SetupError(f"Use s3a://{parts.netloc}{parts.path} for a warehouse on S3: lakeclone reaches S3 through S3A.")
+    object_storage = scheme in OBJECT_STORAGE_SCHEMES
     if scheme and scheme != "file" and len(scheme) > 1:
         if catalog is None:
             raise SetupError(f"A warehouse at {target} needs catalog=<a local folder> for its catalog.")
@@ -109,8 +119,10 @@ def connect(
         # A cold start of the embedded session takes seconds: say so.
         starting = active_session() is None
         with status("Starting Spark…", progress) if starting else contextlib.nullcontext():
-            session = embedded_spark()
+            session = embedded_spark(object_storage=object_storage)
     prepare(session)
+    if object_storage:
+        require_object_storage(session, target)
     lake = Lake(
         folder,
         location,
@@ -166,6 +178,7 @@ class Lake:
     ) -> None:
         from lakeclone import features
         from lakeclone.engine.executor import Executor
+        from lakeclone.spark_errors import spark_errors
         from lakeclone.storage import Storage
 
         features.load()
@@ -178,7 +191,8 @@ class Lake:
         self.compute_ahead = compute_ahead
         storage = Storage(spark)
         self.location = storage.qualify(location)
-        storage.mkdirs(self.location)
+        with spark_errors():  # the first request to object storage: a missing bucket, refused keys, a server down
+            storage.mkdirs(self.location)
         self._closed = False
         self._executor: Executor = Executor(self)
 

@@ -71,6 +71,55 @@ EMBEDDED_CONFIG = {
 }
 
 
+# Schemes of object storage lakeclone sets a session up for: S3 through Hadoop's S3A connector.
+OBJECT_STORAGE_SCHEMES = ("s3a",)
+
+# What a session on object storage needs besides Delta's: lakeclone's log store for
+# Delta's commits on S3 (see lakeclone/jvm), and listings in a few tasks, where Delta's
+# VACUUM would otherwise list a table's folders in 10,000 (each a request to the store).
+# A server that is down or refuses the credentials fails a statement in seconds rather
+# than after S3A's default of minutes of retries. S3A buffers what it uploads in memory:
+# its default, files under hadoop.tmp.dir, goes through Hadoop's checksumming local file
+# system, which the embedded session replaces with the raw one (EMBEDDED_CONFIG).
+OBJECT_STORAGE_CONFIG = {
+    "spark.sql.sources.parallelPartitionDiscovery.parallelism": "8",
+    "spark.hadoop.fs.s3a.fast.upload.buffer": "bytebuffer",
+    "spark.hadoop.fs.s3a.attempts.maximum": "3",
+    "spark.hadoop.fs.s3a.retry.limit": "3",
+    "spark.hadoop.fs.s3a.retry.interval": "200ms",
+    "spark.hadoop.fs.s3a.connection.establish.timeout": "5s",
+}
+LOG_STORE_KEY = "spark.delta.logStore.s3a.impl"
+
+
+def object_storage_settings(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """S3A's settings from the usual AWS environment variables, for a session on object storage.
+
+    S3A itself reads the credentials in ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``
+    and ``AWS_SESSION_TOKEN``, Hadoop's ``fs.s3a.access.key`` and an instance's role;
+    this adds a server's address from ``AWS_ENDPOINT_URL_S3`` or ``AWS_ENDPOINT_URL``
+    (an S3-compatible server: path-style requests, plain HTTP allowed when the URL says
+    so), the region from ``AWS_REGION`` or ``AWS_DEFAULT_REGION``, and a profile of
+    ``~/.aws/credentials`` when ``AWS_PROFILE`` names one. Credentials never pass
+    through lakeclone: it neither reads nor stores them.
+    """
+    environ = os.environ if environ is None else environ
+    settings = {}
+    endpoint = environ.get("AWS_ENDPOINT_URL_S3") or environ.get("AWS_ENDPOINT_URL")
+    if endpoint:
+        settings["spark.hadoop.fs.s3a.endpoint"] = endpoint
+        settings["spark.hadoop.fs.s3a.path.style.access"] = "true"
+        settings["spark.hadoop.fs.s3a.connection.ssl.enabled"] = str(endpoint.startswith("https:")).lower()
+    region = environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION") or ("us-east-1" if endpoint else None)
+    if region:
+        settings["spark.hadoop.fs.s3a.endpoint.region"] = region
+    if environ.get("AWS_PROFILE"):
+        settings["spark.hadoop.fs.s3a.aws.credentials.provider"] = (
+            "software.amazon.awssdk.auth.credentials.ProfileCredentialsProvider"
+        )
+    return settings
+
+
 def java_binary() -> str | None:
     """The ``java`` Spark would start: ``$JAVA_HOME/bin/java``, else the one on the PATH."""
     home = os.environ.get("JAVA_HOME")
@@ -102,7 +151,7 @@ def check_java() -> None:
         raise SetupError(f"{JAVA_HELP.format(min=MIN_JAVA)} ({found})")
 
 
-def configure_spark(builder: SparkSession.Builder) -> SparkSession.Builder:
+def configure_spark(builder: SparkSession.Builder, *, object_storage: bool = False) -> SparkSession.Builder:
     """Add what lakeclone needs to a SparkSession builder: Delta's jars, SQL extension and catalog.
 
     Like delta-spark's ``configure_spark_with_delta_pip``, but the jars come from
@@ -111,12 +160,17 @@ def configure_spark(builder: SparkSession.Builder) -> SparkSession.Builder:
 
     Args:
         builder: the user's builder; its own settings are kept.
+        object_storage: also set it up for warehouses on S3 (``s3a://``): S3A's
+            jars (``python -m lakeclone.jars --with s3`` fetches them), lakeclone's
+            log store, which keeps Delta's commits whole when several drivers
+            write one table, and :func:`object_storage_settings` for any S3A
+            setting the builder does not have.
 
     Returns:
         The same builder.
 
     Raises:
-        SetupError: Delta's jars have not been fetched.
+        SetupError: Delta's jars (or S3A's) have not been fetched.
 
     Example:
         >>> from pyspark.sql import SparkSession
@@ -124,11 +178,17 @@ def configure_spark(builder: SparkSession.Builder) -> SparkSession.Builder:
         >>> lake = lakeclone.connect("/tmp/wh", spark=spark)  # doctest: +SKIP
     """
     # Imported here: `python -m lakeclone.jars` must not find the module already imported.
-    from lakeclone.jars import delta_jars
+    from lakeclone.jars import LOG_STORE_CLASS, delta_jars, object_storage_jars
 
-    builder = builder.config("spark.jars", ",".join(str(jar) for jar in delta_jars()))
+    jars = delta_jars() + (object_storage_jars() if object_storage else [])
+    builder = builder.config("spark.jars", ",".join(str(jar) for jar in jars))
     for key, value in {**REQUIRED_CONFIG, **SESSION_CONFIG}.items():
         builder = builder.config(key, value)
+    if object_storage:
+        defaults = {LOG_STORE_KEY: LOG_STORE_CLASS, **OBJECT_STORAGE_CONFIG, **object_storage_settings()}
+        for key, value in defaults.items():
+            if key not in builder._options:
+                builder = builder.config(key, value)
     return builder
 
 
@@ -144,17 +204,31 @@ def require_delta(spark: SparkSession) -> None:
         )
 
 
-def embedded_spark() -> SparkSession:
+def require_object_storage(spark: SparkSession, location: str) -> None:
+    """Raise SetupError unless ``spark`` was set up for a warehouse at ``location`` on object storage."""
+    if not spark.conf.get(LOG_STORE_KEY, None):
+        raise SetupError(
+            f"The warehouse {location} is on object storage, and this process's Spark session was started "
+            "without it. Connect to it first in a new process (lakeclone.connect then starts a session for "
+            "object storage), or start your own with lakeclone.configure_spark(builder, object_storage=True)."
+        )
+
+
+def embedded_spark(*, object_storage: bool = False) -> SparkSession:
     """The shared ``local[*]`` SparkSession, started on first use.
 
     Starting Spark takes seconds, so every Lake in a process that is not handed
     a session shares this one.
+
+    Args:
+        object_storage: if the session starts here, set it up for S3 too
+            (see :func:`configure_spark`).
     """
     active = active_session()
     if active is not None:
         return active
     check_java()
-    builder = embedded_builder()
+    builder = embedded_builder(object_storage=object_storage)
     _start_driver(builder)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
@@ -240,7 +314,9 @@ def _forget() -> None:
     SparkContext._jvm = None
 
 
-def embedded_builder(app_name: str = "lakeclone", *, java_options: str | None = None) -> SparkSession.Builder:
+def embedded_builder(
+    app_name: str = "lakeclone", *, java_options: str | None = None, object_storage: bool = False
+) -> SparkSession.Builder:
     """The embedded session's builder: ``local[*]``, :data:`EMBEDDED_CONFIG`, lakeclone's log settings and Delta.
 
     Args:
@@ -248,6 +324,7 @@ def embedded_builder(app_name: str = "lakeclone", *, java_options: str | None = 
         java_options: the driver JVM's options besides the log settings; by
             default those that map the class-data archive setup built (see
             :mod:`lakeclone.jvm_archive`).
+        object_storage: set it up for warehouses on S3 too (see :func:`configure_spark`).
     """
     from pyspark.sql import SparkSession
 
@@ -267,7 +344,7 @@ def embedded_builder(app_name: str = "lakeclone", *, java_options: str | None = 
     )
     for key, value in EMBEDDED_CONFIG.items():
         builder = builder.config(key, value)
-    return configure_spark(builder)
+    return configure_spark(builder, object_storage=object_storage)
 
 
 @contextlib.contextmanager

@@ -15,8 +15,10 @@ from lakeclone.errors import (
     ConcurrentWriteError,
     ExecutionError,
     LakecloneError,
+    SetupError,
     SqlCompilationError,
     StatementPosition,
+    StorageError,
     public,
     spark_stopped,
 )
@@ -84,6 +86,42 @@ def jvm_failure(texts: Iterable[str]) -> ExecutionError | None:
     return None
 
 
+_BUCKET = re.compile(r"s3a://([^/\s'`:]+)")
+_UNREACHABLE = re.compile(r"Connect to (\S+) (?:\[[^]]*\] )?failed: ([^(]+?)\s*(?:\(|$)")
+
+
+def storage_failure(chain: Iterable[tuple[str, str]]) -> LakecloneError | None:
+    """The one-line error for a failure of object storage among ``chain``'s (Java class, message) pairs, if any.
+
+    S3A says which bucket and request in a paragraph that ends in the SDK's
+    request ids; what the user must fix is one of three things.
+    """
+    texts = " ".join(f"{name} {message}" for name, message in chain)
+    named = _BUCKET.search(texts)
+    bucket = named.group(1) if named else None
+    where = f"s3a://{bucket}" if bucket else "the object store"
+    if "S3AFileSystem not found" in texts:
+        return SetupError(
+            "This Spark session cannot reach S3: S3A's jars are not on its class path. Run "
+            "`python -m lakeclone.jars --with s3` and start the session with "
+            "lakeclone.configure_spark(builder, object_storage=True)."
+        )
+    if "UnknownStoreException" in texts or "NoSuchBucket" in texts:
+        return StorageError(f"Bucket '{bucket}' does not exist: create it, or correct the warehouse's or location's URI.")
+    if "s3a://" in texts and ("java.nio.file.AccessDeniedException" in texts or "Status Code: 403" in texts):
+        return StorageError(
+            f"Access to {where} denied (403): check the credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
+            "AWS_PROFILE, or fs.s3a.access.key) and what they may do there."
+        )
+    unreachable = _UNREACHABLE.search(texts)
+    if unreachable and "s3a://" in texts:
+        return StorageError(
+            f"Cannot reach the object store at {unreachable.group(1)} ({unreachable.group(2).strip()}): "
+            "is the server running, and is AWS_ENDPOINT_URL (or fs.s3a.endpoint) right?"
+        )
+    return None
+
+
 # Conditions that only wrap the failure that matters (a task's, a file's).
 _WRAPPERS = {"TASK_WRITE_FAILED", "FAILED_READ_FILE", "FAILED_EXECUTE_UDF"}
 
@@ -115,7 +153,7 @@ def spark_errors() -> Iterator[None]:
 def _translate(error: Exception, *, compile_time: bool) -> LakecloneError:
     # A failure inside a task arrives wrapped; the innermost known condition is the one to report.
     chain = list(_causes(error))
-    failure = jvm_failure(message for _, _, message in chain)
+    failure = jvm_failure(message for _, _, message in chain) or storage_failure(("", m) for _, _, m in chain)
     if failure is not None:
         return failure
     for condition, params, message in reversed(chain):
@@ -177,7 +215,8 @@ def _java_error(error: Exception) -> LakecloneError:
         chain = list(_java_causes(java))
     except Exception:
         return jvm_failure([str(error)]) or ExecutionError(first_line(str(error)))
-    failure = jvm_failure(text for name, _, _, message in chain for text in (name, message))
+    failure: LakecloneError | None = jvm_failure(text for name, _, _, message in chain for text in (name, message))
+    failure = failure or storage_failure((name, message) for name, _, _, message in chain)
     if failure is not None:
         return failure
     for name, condition, params, message in reversed(chain):

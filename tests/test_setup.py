@@ -7,12 +7,14 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import zipfile
 from pathlib import Path
 
 import pytest
 from jvm_settings import worker_env
 
-from lakeclone import jars, jvm_archive
+import lakeclone
+from lakeclone import jars, jvm_archive, session
 from lakeclone.catalog.entries import ColumnDefault, Identity, TableKind
 from lakeclone.catalog.migrations import INITIAL, MIGRATIONS
 from lakeclone.catalog.store import Catalog
@@ -44,6 +46,71 @@ def test_the_fetched_jars_are_complete_and_hold_no_second_copy_of_sparks_own() -
     # Two versions of one library on Spark's classpath break it: Spark's own copy wins.
     sparks = {artifact(jar.name) for jar in (Path(pyspark.__file__).parent / "jars").glob("*.jar")}
     assert sparks and not {artifact(name) for name in names} & sparks
+
+
+def test_missing_object_storage_jars_say_how_to_fetch_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(jars.JARS_ENV, str(tmp_path / "no-jars-here"))
+
+    with pytest.raises(SetupError, match=r"org\.apache\.hadoop:hadoop-aws:.*-m lakeclone\.jars --with s3"):
+        jars.object_storage_jars()
+
+
+def test_the_object_storage_jars_are_s3a_the_sdks_s3_client_and_the_log_store_built_from_its_source() -> None:
+    import pyspark
+
+    fetched = jars.object_storage_jars()
+    names = {artifact(jar.name) for jar in fetched}
+    assert {"hadoop-aws", "s3", "s3-transfer-manager", "sts"} <= names
+    assert "bundle" not in names  # the SDK's 686 MB of every AWS service
+    sparks = {artifact(jar.name) for jar in (Path(pyspark.__file__).parent / "jars").glob("*.jar")}
+    assert not names & sparks
+    assert sum(jar.stat().st_size for jar in fetched) < 20_000_000
+    # The log store's jar is named for its source's digest, and holds the class compiled from it.
+    (log_store,) = [jar for jar in fetched if jar.name == jars.log_store_jar()]
+    with zipfile.ZipFile(log_store) as archive:
+        assert archive.namelist() == [jars.LOG_STORE_CLASS.replace(".", "/") + ".class"]
+
+
+def test_only_a_session_on_object_storage_loads_its_jars_and_log_store() -> None:
+    embedded = session.embedded_builder()._options
+    assert "hadoop-aws" not in embedded["spark.jars"] and session.LOG_STORE_KEY not in embedded
+    on_s3 = session.embedded_builder(object_storage=True)._options
+    assert "hadoop-aws" in on_s3["spark.jars"] and jars.log_store_jar() in on_s3["spark.jars"]
+    assert on_s3[session.LOG_STORE_KEY] == jars.LOG_STORE_CLASS
+    assert on_s3["spark.sql.sources.parallelPartitionDiscovery.parallelism"] == "8"
+
+
+def test_object_storage_settings_come_from_the_aws_environment_and_never_carry_keys() -> None:
+    server = {"AWS_ENDPOINT_URL": "http://127.0.0.1:9000", "AWS_ACCESS_KEY_ID": "key", "AWS_SECRET_ACCESS_KEY": "secret"}
+    assert session.object_storage_settings(server) == {
+        "spark.hadoop.fs.s3a.endpoint": "http://127.0.0.1:9000",
+        "spark.hadoop.fs.s3a.path.style.access": "true",
+        "spark.hadoop.fs.s3a.connection.ssl.enabled": "false",
+        "spark.hadoop.fs.s3a.endpoint.region": "us-east-1",
+    }
+    aws = {
+        "AWS_REGION": "eu-west-1",
+        "AWS_PROFILE": "analytics",
+        "AWS_ENDPOINT_URL": "https://x",
+        "AWS_ENDPOINT_URL_S3": "https://s3.x",
+    }
+    assert session.object_storage_settings(aws) == {
+        "spark.hadoop.fs.s3a.endpoint": "https://s3.x",
+        "spark.hadoop.fs.s3a.path.style.access": "true",
+        "spark.hadoop.fs.s3a.connection.ssl.enabled": "true",
+        "spark.hadoop.fs.s3a.endpoint.region": "eu-west-1",
+        "spark.hadoop.fs.s3a.aws.credentials.provider": "software.amazon.awssdk.auth.credentials.ProfileCredentialsProvider",
+    }
+    assert session.object_storage_settings({}) == {}
+
+
+def test_configure_spark_keeps_a_users_own_s3a_settings() -> None:
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.config("spark.hadoop.fs.s3a.attempts.maximum", "10")
+    options = lakeclone.configure_spark(builder, object_storage=True)._options
+    assert options["spark.hadoop.fs.s3a.attempts.maximum"] == "10"
+    assert options["spark.hadoop.fs.s3a.retry.limit"] == "3"
 
 
 USER_SESSION = textwrap.dedent(
