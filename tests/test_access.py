@@ -613,13 +613,14 @@ def test_migration_gives_existing_objects_to_accountadmin(lake: lakeclone.Lake) 
     db = sqlite3.connect(path)
     with db:
         # The catalog as it was before access control's migration (the sixth) and those after it (channels,
-        # policies, pending folders, query tags, stages, query history, vacuums; the channels' pending rows
-        # go with the channels table).
+        # policies, pending folders, query tags, stages, query history, vacuums, session leases; the channels'
+        # pending rows go with the channels table).
         db.execute("DROP INDEX queries_started")
         for column in QUERY_HISTORY_COLUMNS:
             db.execute(f"ALTER TABLE queries DROP COLUMN {column}")
         db.execute("ALTER TABLE queries DROP COLUMN query_tag")
         for table in (
+            "session_leases",
             "vacuums",
             "loaded_files",
             "file_formats",

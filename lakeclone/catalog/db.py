@@ -131,10 +131,15 @@ class CatalogConnection:
     processes never interleave a check and the write that depends on it.
     """
 
-    def __init__(self, path: Path, *, timeout: float = 60) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    def __init__(self, path: Path, *, timeout: float = 60, create: bool = True) -> None:
+        """Open the catalog at ``path``, creating it unless ``create`` is False (then a missing one is an error)."""
+        if create:
+            path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._db = sqlite3.connect(path, isolation_level=None, timeout=timeout, check_same_thread=False, factory=_Connection)
+        target: str | Path = path if create else f"{path.resolve().as_uri()}?mode=rw"
+        self._db = sqlite3.connect(
+            target, isolation_level=None, timeout=timeout, check_same_thread=False, factory=_Connection, uri=not create
+        )
         self._db.row_factory = sqlite3.Row
         self._enable_wal(timeout=timeout)
         # In WAL mode, NORMAL still survives a crash of the process; only a power

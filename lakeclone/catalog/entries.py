@@ -148,7 +148,7 @@ class QueryOrigin:
     """Who ran a statement, where, and what kind of statement it is: what the query history shows beside its text.
 
     Attributes:
-        session_id: the session (:class:`lakeclone.catalog.sessions.SessionLock`) that ran it.
+        session_id: the session (:class:`lakeclone.catalog.sessions.SessionLease`) that ran it.
         user: the signed-in user; role: the role it ran as.
         database, schema: the session's current database and schema (None when unset).
         query_type: Snowflake's QUERY_TYPE (``SELECT``, ``CREATE_TABLE``, …).

@@ -496,6 +496,19 @@ DROP TABLE column_defaults;
 ALTER TABLE column_defaults_new RENAME TO column_defaults
 """
 
+# Session liveness as leases in the catalog, which a session on another machine can read
+# (it was a lock file beside the catalog, which only this machine's sessions could test).
+SESSION_LEASES = """
+CREATE TABLE session_leases (
+    id TEXT PRIMARY KEY,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    process_started TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL
+)
+"""
+
 Migration = Callable[[sqlite3.Connection], None]
 
 
@@ -524,6 +537,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _script(VACUUMS),
     _script(CHANNEL_PENDING),
     _script(IDENTITY_COLUMNS),
+    _script(SESSION_LEASES),
 )
 """Migration ``n`` (1-based) brings a catalog from user_version ``n - 1`` to ``n``."""
 

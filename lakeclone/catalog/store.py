@@ -41,6 +41,7 @@ from lakeclone.catalog.parameters import ParameterStore
 from lakeclone.catalog.policies import PolicyStore
 from lakeclone.catalog.queries import QueryStore
 from lakeclone.catalog.sequences import SEQUENCES, SequenceStore
+from lakeclone.catalog.sessions import SessionStore
 from lakeclone.catalog.stages import FILE_FORMATS, STAGES, FileFormatEntry, LoadedFile, StageEntry, StageStore
 from lakeclone.catalog.streams import STREAMS, StreamStore
 from lakeclone.catalog.transactions import TransactionStore
@@ -145,10 +146,11 @@ class Catalog(CatalogConnection):
         policies: masking and row access policies, tags, and where they apply.
         folders: the folders statements are writing, until they are recorded.
         stages: stages, file formats and load history.
+        sessions: sessions' leases, which tell whether a session still runs.
     """
 
-    def __init__(self, path: Path, *, timeout: float = 60) -> None:
-        super().__init__(path, timeout=timeout)
+    def __init__(self, path: Path, *, timeout: float = 60, create: bool = True) -> None:
+        super().__init__(path, timeout=timeout, create=create)
         self.objects = ObjectStore(self)
         self.schema_objects = SchemaObjectStore(self, self.objects)
         self.access = AccessStore(self)
@@ -163,6 +165,7 @@ class Catalog(CatalogConnection):
         self.policies = PolicyStore(self)
         self.folders = FolderStore(self)
         self.stages = StageStore(self)
+        self.sessions = SessionStore(self)
 
     def horizon(self, table: TableEntry, now: dt.datetime) -> dt.datetime:
         """The oldest moment time travel on ``table`` reaches: its retention window, or a VACUUM that kept less."""

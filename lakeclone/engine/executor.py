@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from sqlglot import exp
 
-from lakeclone.catalog.sessions import SessionLock
+from lakeclone.catalog.sessions import SessionLease
 from lakeclone.catalog.store import DEFAULT_DATABASE, DEFAULT_SCHEMA, Catalog, QueryOrigin, TableEntry
 from lakeclone.delta.log import Delta
 from lakeclone.dialect import ParsedStatement, parse, table_reference
@@ -97,16 +97,20 @@ class Executor:
         # The session's time zone until ALTER SESSION SET TIMEZONE names another.
         self.default_time_zone: str = str(lake.spark.conf.get(session_parameters.SPARK_TIME_ZONE))
         self.state_ahead = StateAhead(self.delta) if lake.compute_ahead else None
-        self.session = SessionLock(lake.warehouse)
+        self.session = SessionLease(self.catalog, lake.now)
         self.context.session_id = self.session.id
         self._apart: Catalog | None = None
         self._apart_lock = threading.Lock()
         with internal_errors(), spark_errors():
-            recover_pending_folders(self.catalog, self.storage, lake.warehouse)
+            recover_pending_folders(self.catalog, self.storage, lake.now())
             for recover in registry.RECOVERIES:
                 recover(self)
             for start in registry.SESSION_STARTS:
                 start(self)
+            # Leases left by sessions that died, once what those sessions left is recovered.
+            with self.catalog.recovering():
+                for session_id in self.catalog.sessions.dead(lake.now()):
+                    self.catalog.sessions.end(session_id)
 
     def tables(self, *, now: dt.datetime | None = None) -> Tables:
         """Lookups as a statement starting ``now`` (by default, now) would make them."""
@@ -133,7 +137,7 @@ class Executor:
 
     def close(self) -> None:
         """End the session: other sessions see it gone; close the connection for reads apart."""
-        self.session.release()
+        self.session.release(self.catalog)
         with self._apart_lock:
             if self._apart is not None:
                 self._apart.close()

@@ -26,21 +26,19 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime as dt
 import logging
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lakeclone.catalog.folders import PendingFolder
-from lakeclone.catalog.sessions import is_alive
 from lakeclone.delta.commits import CommitMetadata, committing, microseconds
 from lakeclone.engine import registry
 from lakeclone.errors import ConcurrentWriteError
 from lakeclone.spark_errors import spark_errors
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from lakeclone.catalog.entries import TableEntry
     from lakeclone.catalog.store import Catalog
     from lakeclone.engine.executor import Execution
@@ -236,14 +234,14 @@ class UnitOfWork:
         execution.catalog.end_statement(commit=True)
 
 
-def recover_pending_folders(catalog: Catalog, storage: Storage, warehouse: Path) -> None:
+def recover_pending_folders(catalog: Catalog, storage: Storage, now: dt.datetime) -> None:
     """Remove what statements of dead sessions wrote into new tables' folders before their catalog record.
 
     A folder some table in the catalog lives in is the statement's result
     (it was recorded, and died before it finished): it stays.
     """
     for folder in catalog.folders.pending_folders():
-        if is_alive(warehouse, folder.session_id):
+        if catalog.sessions.is_alive(folder.session_id, now):
             continue
         if not catalog.folders.holds_table_at(folder.location):
             if folder.made:

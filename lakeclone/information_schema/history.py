@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 
 from lakeclone.catalog.entries import GranteeKind
-from lakeclone.catalog.sessions import is_alive
 from lakeclone.engine import registry, results
 from lakeclone.engine.arguments import named_arguments
 from lakeclone.engine.privileges import ADMINISTRATION, Need, Principal
@@ -77,7 +76,8 @@ def _history(tables: Tables, call: exp.Anonymous, selectors: tuple[str, ...]) ->
     if "SESSION_ID" in selectors and session_id is None:
         session_id = session.session_id
     entries = tables.catalog.queries.query_history(since, until, limit, user=user, session_id=session_id)
-    alive = {sid: sid == session.session_id or is_alive(tables.warehouse, sid) for sid in {e.origin.session_id for e in entries}}
+    leases = tables.catalog.sessions
+    alive = {sid: sid == session.session_id or leases.is_alive(sid, tables.now) for sid in {e.origin.session_id for e in entries}}
     data = [_row(entry, tables.now, alive[entry.origin.session_id]) for entry in entries]
     return tables.bind_frame(results.rows(tables.spark, QUERY_HISTORY_SCHEMA, data), None)
 

@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from lakeclone.catalog.entries import ObjectKind
-from lakeclone.catalog.sessions import is_alive
 from lakeclone.catalog.stages import LoadedFile
 from lakeclone.delta import statements
 from lakeclone.engine import registry, results
@@ -488,7 +487,7 @@ def resolve_abandoned(catalog: Catalog, executor: Executor, table_id: str | None
     pending = [load for load in catalog.stages.pending_loads() if table_id is None or load.table_id == table_id]
     landed: dict[str, bool] = {}
     for load in pending:
-        if is_alive(executor.lake.warehouse, load.session_id):
+        if catalog.sessions.is_alive(load.session_id, executor.lake.now()):
             continue
         if load.holder not in landed:
             table = catalog.objects.table_by_id(load.table_id)

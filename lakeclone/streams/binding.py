@@ -50,7 +50,7 @@ def stream_changes(tables: Tables, stream: StreamEntry) -> tuple[DataFrame, Stre
         StaleStreamError: the stream is stale.
     """
     catalog = tables.catalog
-    consume.resolve_abandoned(catalog, tables.delta, tables.warehouse, tables.now, stream.id)
+    consume.resolve_abandoned(catalog, tables.delta, tables.now, stream.id)
     stream = catalog.streams.stream_by_id(stream.id) or stream
     transaction = tables.session.transaction
     if transaction is not None:

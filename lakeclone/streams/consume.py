@@ -27,13 +27,11 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections.abc import Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
 from lakeclone.catalog.entries import Consumption, ObjectKind
-from lakeclone.catalog.sessions import is_alive
 from lakeclone.errors import ConcurrentWriteError, InternalError, StreamBusyError
 
 if TYPE_CHECKING:
@@ -81,7 +79,7 @@ def before_commit(execution: Execution, target: str | None) -> None:
                     del pending[stream_id]
                     continue
                 if held is not None:
-                    if is_alive(execution.lake.warehouse, held.session_id):
+                    if catalog.sessions.is_alive(held.session_id, execution.lake.now()):
                         continue
                     resolve(catalog, execution.delta, held, execution.now())
                 stream = catalog.streams.stream_by_id(stream_id)
@@ -167,15 +165,15 @@ def _landed(catalog: Catalog, delta: Delta, consumption: Consumption) -> bool:
     return log.exists() and any(c.query_id == consumption.query_id for c in log.history())
 
 
-def resolve_abandoned(catalog: Catalog, delta: Delta, warehouse: Path, now: dt.datetime, stream_id: str | None = None) -> None:
+def resolve_abandoned(catalog: Catalog, delta: Delta, now: dt.datetime, stream_id: str | None = None) -> None:
     """Resolve the consumptions whose sessions are gone (of one stream, or all)."""
     for consumption in catalog.streams.consumptions():
         if stream_id is not None and consumption.stream_id != stream_id:
             continue
-        if not is_alive(warehouse, consumption.session_id):
+        if not catalog.sessions.is_alive(consumption.session_id, now):
             resolve(catalog, delta, consumption, now)
 
 
 def recover(executor: Executor) -> None:
     """On ``connect()``: resolve what crashed sessions left."""
-    resolve_abandoned(executor.catalog, executor.delta, executor.lake.warehouse, executor.lake.now())
+    resolve_abandoned(executor.catalog, executor.delta, executor.lake.now())

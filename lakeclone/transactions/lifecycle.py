@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING
 
 from lakeclone.catalog.db import Recording
 from lakeclone.catalog.entries import HiddenOutcome, HiddenVersions, TransactionEntry
-from lakeclone.catalog.sessions import is_alive
 from lakeclone.delta import statements
 from lakeclone.delta.commits import CommitMetadata, committing, microseconds
 from lakeclone.engine import registry
@@ -126,10 +125,10 @@ def recover_sessions(executor: Executor, session_ids: Iterable[str]) -> None:
 def recover_transaction(executor: Executor, transaction: TransactionEntry) -> None:
     """Take over a dead session's transaction (so that one session recovers it) and roll it back."""
     catalog = executor.catalog
-    warehouse = executor.lake.warehouse
+    now = executor.lake.now()
     with catalog.recovering():
         current = catalog.transactions.open_transaction(transaction.id)
-        if current is None or current.session_id == executor.session.id or is_alive(warehouse, current.session_id):
+        if current is None or current.session_id == executor.session.id or catalog.sessions.is_alive(current.session_id, now):
             return
         catalog.transactions.adopt_transaction(transaction.id, executor.session.id)
     LOG.warning("rolling back transaction %s, left open by a session that ended", transaction.id)
@@ -139,8 +138,8 @@ def recover_transaction(executor: Executor, transaction: TransactionEntry) -> No
 def recover(executor: Executor) -> None:
     """On ``connect()``: roll back the transactions of sessions that are gone."""
     catalog = executor.catalog
-    warehouse = executor.lake.warehouse
     sessions = {t.session_id for t in catalog.transactions.open_transactions()} | catalog.transactions.locking_sessions()
-    dead = {s for s in sessions if s != executor.session.id and not is_alive(warehouse, s)}
+    now = executor.lake.now()
+    dead = {s for s in sessions if s != executor.session.id and not catalog.sessions.is_alive(s, now)}
     if dead:
         recover_sessions(executor, dead)

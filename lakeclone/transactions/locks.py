@@ -17,7 +17,6 @@ import time
 from typing import TYPE_CHECKING
 
 from lakeclone.catalog.entries import TableLock
-from lakeclone.catalog.sessions import is_alive
 from lakeclone.errors import LockTimeoutError
 from lakeclone.transactions import lifecycle
 
@@ -42,7 +41,6 @@ def acquire(execution: Execution, entry: TableEntry) -> None:
     """Lock ``entry`` for this statement (autocommit) or this session's transaction, waiting for other sessions."""
     catalog = execution.catalog
     session_id = execution.executor.session.id
-    warehouse = execution.lake.warehouse
     transaction = execution.session.transaction
     deadline = time.monotonic() + execution.lake.lock_timeout
     while True:
@@ -53,7 +51,7 @@ def acquire(execution: Execution, entry: TableEntry) -> None:
             if any(_mine(execution, lock) for lock in locks):
                 return
             for lock in locks:
-                if not is_alive(warehouse, lock.session_id):
+                if not catalog.sessions.is_alive(lock.session_id, execution.lake.now()):
                     dead_sessions.add(lock.session_id)
                 elif transaction is not None or lock.transaction_id is not None:
                     holder = lock
