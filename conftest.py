@@ -1,5 +1,7 @@
 """Each tutorial notebook run by nbval gets a fresh warehouse of its own, and a kernel whose Spark is the tests' session's JVM.
 
+And every run gets its S3 server first (tests/s3_server.py), for the tests and notebooks on ``s3a://``.
+
 Hooks, not fixtures: nbval starts a notebook's kernel before any fixture
 runs, and the kernel inherits this process's environment as it stands then.
 Here at the root rather than in notebooks/, which holds the tutorials alone:
@@ -17,7 +19,15 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "tests"))
+import s3_server
 from jvm_settings import kernel_env, shared_spark  # the tests' folder is not a package: on sys.path above
+
+
+@pytest.hookimpl(tryfirst=True)  # before tests/conftest.py's, which starts the shared JVM
+def pytest_configure(config: pytest.Config) -> None:
+    """Before any JVM starts: the run's S3 server, whose address the JVM, xdist's workers and the kernels inherit."""
+    if not hasattr(config, "workerinput"):
+        s3_server.start()
 
 
 @pytest.hookimpl(wrapper=True)

@@ -111,6 +111,7 @@ def main() -> int:
     parser.add_argument("--clones", type=int, default=5, help="clones of it when VACUUM plans")
     parser.add_argument("--channel-rows", type=int, default=20_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=1, help="untimed runs of each statement on each warehouse first")
     parser.add_argument("--output", default=str(DEFAULT_OUTPUT))
     args = parser.parse_args()
     began = time.perf_counter()
@@ -169,7 +170,7 @@ def _figure(
 
         return run, (lambda round_: prepare(lake, round_)) if prepare else None, None
 
-    timings = interleave({name: on(name) for name in lakes}, repeat=args.repeat, warmup=1)
+    timings = interleave({name: on(name) for name in lakes}, repeat=args.repeat, warmup=args.warmup)
     return {
         "ratio": round(ratio(timings["s3"], timings["local"]), 3),
         "local": f"{timings['local'].median:.2f} s",

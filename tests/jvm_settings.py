@@ -10,6 +10,10 @@ test_dml, test_streams and test_streams_views took 302 s on two workers
 instead of 336-355 s. Spark guarantees the same results either way (its own
 suites test both). The benchmarks and ``bin/run-notebooks`` run with the
 embedded session's settings.
+
+The shared session is set up for object storage too (S3A's jars and
+lakeclone's log store, pointed at the run's S3 server: see s3_server.py),
+so that a test or a notebook kernel can open a warehouse on ``s3a://``.
 """
 
 from __future__ import annotations
@@ -68,7 +72,7 @@ def start_shared_jvm() -> None:
     os.dup2(devnull, 1)
     try:
         with _java_options(GC_OPTIONS):
-            embedded_spark()
+            embedded_spark(object_storage=True)
     finally:
         os.dup2(terminal, 1)
         os.close(terminal)
@@ -152,7 +156,7 @@ def shared_spark() -> SparkSession:
 
     if _shared_jvm is None:
         with _java_options(GC_OPTIONS):
-            spark = embedded_spark()
+            spark = embedded_spark(object_storage=True)
     else:
         if _attached is None:
             _attached = attached_session(*_shared_jvm.split())

@@ -17,7 +17,7 @@ BENCH = Path(__file__).resolve().parent.parent / "bench" / "bench_remote.py"
 
 def test_remote_benchmark_runs(tmp_path: Path) -> None:
     output = tmp_path / "remote.json"
-    tiny = ["--rows", "2000", "--files", "20", "--clones", "2", "--channel-rows", "2000", "--repeat", "1"]
+    tiny = ["--rows", "2000", "--files", "20", "--clones", "2", "--channel-rows", "2000", "--repeat", "1", "--warmup", "0"]
     env = {key: value for key, value in worker_env().items() if not key.startswith("AWS_")}  # the bench's own server
     ran = subprocess.run(
         [sys.executable, str(BENCH), *tiny, "--output", str(output)],

@@ -1,11 +1,11 @@
-"""Warehouses on S3: an S3-compatible server that bin/s3-server starts on loopback, and drivers of their own.
+"""Warehouses on S3: the run's S3-compatible server (tests/s3_server.py, bin/s3-server on loopback), and drivers of their own.
 
-The tests' own SparkSession has no S3A on its class path (object storage is
-only loaded for a session that asks for it), and a JVM holds one
-SparkContext, so each scenario runs lakeclone in a driver process of its own
-(tests/object_storage_driver.py) and prints what it saw as JSON. What the
-drivers wrote is read back by delta-spark in the driver and by delta-rs here;
-the Delta kernel binding takes no S3 endpoint, so it reads only local tables.
+Each scenario runs lakeclone in a driver process of its own
+(tests/object_storage_driver.py), as a user's program would, with a session
+it starts for object storage, and prints what it saw as JSON: two drivers
+at once, a driver killed, faults at connect. What the drivers wrote is read
+back by delta-spark in the driver and by delta-rs here; the Delta kernel
+binding takes no S3 endpoint, so it reads only local tables.
 """
 
 from __future__ import annotations
@@ -13,51 +13,30 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import deltalake
 import pytest
 from jvm_settings import worker_env
+from s3_server import BUCKETS, SERVER, free_port
 
 import lakeclone
 from lakeclone.errors import StorageError
 
 pytestmark = pytest.mark.worker_processes
 
-PROJECT = Path(__file__).resolve().parent.parent
-SERVER = PROJECT / "bin" / "s3-server"
 DRIVER = Path(__file__).with_name("object_storage_driver.py")
-WAREHOUSE_BUCKET = "lake-warehouse"
-OTHER_BUCKET = "lake-other"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+WAREHOUSE_BUCKET, OTHER_BUCKET = BUCKETS
 
 
 @pytest.fixture(scope="module")
-def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    """An S3-compatible server with two buckets; the environment that points a driver at it."""
-    state = tmp_path_factory.mktemp("s3-server")
-    buckets = ["--bucket", WAREHOUSE_BUCKET, "--bucket", OTHER_BUCKET]
-    command = [str(SERVER), "start", "--dir", str(state), "--port", str(_free_port()), *buckets]
-    started = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
-    try:
-        assert started.returncode == 0, started.stderr + "".join(p.read_text() for p in state.glob("*.log"))
-        exports = dict(line.removeprefix("export ").split("=", 1) for line in started.stdout.splitlines())
-        endpoint = exports["AWS_ENDPOINT_URL"]
-        yield {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "lakeclone", "AWS_SECRET_ACCESS_KEY": "lakeclone"}
-    finally:
-        subprocess.run([str(SERVER), "stop", "--dir", str(state)], capture_output=True, timeout=60, check=True)
-    assert not list(state.glob("*.pid"))
+def s3() -> dict[str, str]:
+    """The run's S3 server (tests/s3_server.py) and a key for it: the environment a driver needs."""
+    return {key: os.environ[key] for key in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")}
 
 
 def drive(s3: dict[str, str], folder: Path, scenario: str, *args: str) -> dict[str, Any]:
@@ -170,7 +149,7 @@ def test_lakeclone_on_object_storage(s3: dict[str, str], tmp_path: Path) -> None
 
 def test_a_channel_killed_mid_ingest_resumes_exactly_once(s3: dict[str, str], tmp_path: Path) -> None:
     warehouse, catalog = fresh(WAREHOUSE_BUCKET), str(tmp_path / "catalog")
-    batches = "40"
+    batches = "20"
     first = start_driver(s3, tmp_path, "ingest", warehouse, catalog, batches)
     assert first.stdout is not None
     for line in first.stdout:
@@ -182,8 +161,8 @@ def test_a_channel_killed_mid_ingest_resumes_exactly_once(s3: dict[str, str], tm
     seen = drive(s3, tmp_path, "ingest", warehouse, catalog, batches)
 
     assert int(seen["resumed"]) >= 5
-    assert seen["final"] == "39"
-    assert seen["rows"] == seen["distinct"] == 400  # every batch once: none lost, none twice
+    assert seen["final"] == "19"
+    assert seen["rows"] == seen["distinct"] == 200  # every batch once: none lost, none twice
 
 
 def test_storage_faults_are_one_line_and_create_nothing(s3: dict[str, str], tmp_path: Path) -> None:
@@ -199,12 +178,12 @@ def test_storage_faults_are_one_line_and_create_nothing(s3: dict[str, str], tmp_
         "correct the warehouse's or location's URI."
     )
     assert not (tmp_path / "c1").exists()
-    down = {**s3, "AWS_ENDPOINT_URL": f"http://127.0.0.1:{_free_port()}"}
+    down = {**s3, "AWS_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}"}
     seen = drive(down, tmp_path, "faults", fresh(WAREHOUSE_BUCKET), str(tmp_path / "c2"))
     assert seen["error"] == StorageError.__name__ and seen["message"].startswith("Cannot reach the object store at 127.0.0.1:")
     assert "\n" not in seen["message"] and not (tmp_path / "c2").exists()
     # A server that checks keys (moto's, told to): lakeclone's key is not one it knows.
-    state, port = tmp_path / "checking-server", _free_port()
+    state, port = tmp_path / "checking-server", free_port()
     checking = {**os.environ, "INITIAL_NO_AUTH_ACTION_COUNT": "0"}
     started = subprocess.run(
         [str(SERVER), "start", "--dir", str(state), "--port", str(port)],
@@ -228,10 +207,3 @@ def test_storage_faults_are_one_line_and_create_nothing(s3: dict[str, str], tmp_
     assert seen["message"].startswith(f"Access to s3a://{WAREHOUSE_BUCKET} denied (403): check the credentials")
     assert "lakeclone" not in seen["message"]  # the key is never repeated
     assert not (tmp_path / "c3").exists()
-
-
-@pytest.mark.spark
-def test_a_session_started_without_object_storage_is_refused_for_a_warehouse_on_s3(spark: Any, tmp_path: Path) -> None:
-    with pytest.raises(lakeclone.LakecloneError, match=r"started without it.*configure_spark\(builder, object_storage=True\)"):
-        lakeclone.connect("s3a://lake-warehouse/wh", catalog=tmp_path / "catalog", spark=spark)
-    assert not (tmp_path / "catalog").exists()

@@ -129,6 +129,10 @@ USER_SESSION = textwrap.dedent(
         sys.exit(0)
     assert lakeclone.configure_spark(builder) is builder
     spark = builder.getOrCreate()
+    try:
+        lakeclone.connect("s3a://lake-warehouse/wh", spark=spark, catalog=warehouse + "-s3-catalog")
+    except lakeclone.LakecloneError as error:
+        print("refused s3:", error)
     lake = lakeclone.connect(warehouse, spark=spark)
     lake.sql("CREATE TABLE t (id INT); INSERT INTO t VALUES (1), (2)")
     print("rows:", sorted(r.ID for r in lake.sql("SELECT * FROM t").collect()))
@@ -139,6 +143,7 @@ USER_SESSION = textwrap.dedent(
 
 @pytest.mark.spark
 def test_a_session_without_delta_is_refused_and_configure_spark_fixes_it(tmp_path: Path) -> None:
+    """And one without object storage is refused a warehouse on S3, with nothing created."""
     script = tmp_path / "user_session.py"
     script.write_text(USER_SESSION)
     # Side by side: each is a JVM of its own, since Spark adds jars only at its first start.
@@ -161,7 +166,11 @@ def test_a_session_without_delta_is_refused_and_configure_spark_fixes_it(tmp_pat
     (refused,) = out["plain"]
     assert refused.startswith("refused:")
     assert "lacks Delta Lake's SQL extension" in refused and "lakeclone.configure_spark" in refused
-    assert out["configured"] == ["rows: [1, 2]", "delta reads: 2"]
+    refused_s3, *configured = out["configured"]
+    assert refused_s3.startswith("refused s3: The warehouse s3a://lake-warehouse/wh is on object storage")
+    assert "configure_spark(builder, object_storage=True)" in refused_s3
+    assert not (tmp_path / "warehouse_configured-s3-catalog").exists()
+    assert configured == ["rows: [1, 2]", "delta reads: 2"]
 
 
 EMBEDDED_SESSION = textwrap.dedent(

@@ -117,13 +117,16 @@ class Generator:
 
 
 def state(warehouse: Path) -> tuple[object, ...]:
-    """What a failed statement must not change: the catalog but its statement log, and every Delta log."""
+    """What a failed statement must not change: the catalog but its statement log and sessions' leases, and every Delta log.
+
+    A thread of the process renews the leases while statements run (see lakeclone.catalog.sessions).
+    """
     with sqlite3.connect(warehouse / "catalog.sqlite") as db:
         names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
         catalog = {
             name: sorted(map(repr, db.execute(f"SELECT * FROM {name}").fetchall()))
             for name in names
-            if name not in ("queries", "ticks")
+            if name not in ("queries", "ticks", "session_leases")
         }
     logs = sorted(
         (str(path.relative_to(warehouse.parent)), path.stat().st_size)
